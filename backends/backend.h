@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The backend interface every executor plugs into (reference CPU, AVX-512, CUDA).
+//
+// The contract is split in two, as TensorRT's IPluginV3 build/runtime capabilities and MNN's
+// onResize/onExecute are:
+//  * plan time (session creation): `supports` tells the partitioner whether the backend implements a node,
+//    `create_kernel` builds one Kernel per node with the shapes at the session's maximum batch. The factory
+//    may pack weights (owned by the kernel) and reports the workspace bytes it needs in KernelInfo.
+//  * run time: `Kernel::run` gets the actual tensors (batch <= the planned maximum) and the shared workspace.
+//    It must not allocate, throw, or touch anything outside its operands and workspace.
+#include <cstddef>
+#include <memory>
+
+#include "common/status.h"
+#include "ir/graph.h"
+
+namespace vitrt {
+
+constexpr int kBackendApiVersion = 1;
+
+// A tensor as a kernel sees it: memory plus the actual (run-time) shape. Dense, row-major.
+struct TensorRef {
+  void* data = nullptr;
+  Shape shape;
+  DType dtype = DType::kFloat32;
+
+  const float* f32() const { return static_cast<const float*>(data); }
+  float* f32() { return static_cast<float*>(data); }
+  int64_t numel() const { return shape.numel(); }
+};
+
+struct KernelArgs {
+  const TensorRef* src[kMaxOpInputs] = {};  // nullptr where an optional input is absent
+  int num_src = 0;
+  TensorRef* dst[kMaxOpOutputs] = {};
+  int num_dst = 0;
+  void* workspace = nullptr;  // KernelInfo::workspace_bytes at the planned maximum batch, 64-byte aligned
+  size_t workspace_bytes = 0;
+  int num_threads = 1;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(const KernelArgs& args) = 0;
+};
+
+// What a backend gets at plan time for one node.
+struct KernelPlan {
+  const Node* node = nullptr;
+  const Graph* graph = nullptr;
+  int num_src = 0;
+  const Tensor* src_tensors[kMaxOpInputs] = {};  // nullptr where absent; constants carry their data
+  Shape src_shapes[kMaxOpInputs];                 // at the maximum batch
+  int num_dst = 0;
+  Shape dst_shapes[kMaxOpOutputs];
+  int num_threads = 1;
+};
+
+// Capability metadata a kernel reports at plan time (ORT KernelDef, ggml supports_op).
+struct KernelInfo {
+  size_t workspace_bytes = 0;  // scratch needed by run(), at the planned maximum batch
+  bool may_inplace = false;    // dst[0] may share memory with src[0] (elementwise ops)
+  int reserved_flags = 0;      // reserved for future capabilities
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual int api_version() const { return kBackendApiVersion; }
+  virtual bool supports(const Node& node) const = 0;
+  virtual Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) = 0;
+  // Alignment of every tensor this backend reads or writes (bytes).
+  virtual size_t alignment() const { return 64; }
+};
+
+// The portable reference CPU backend: obviously correct, single-threaded; the oracle for all others.
+std::unique_ptr<Backend> create_reference_backend();
+
+}  // namespace vitrt

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Architectures the converter knows, their detection from checkpoint keys, and the conversion entry point.
+#include <string>
+#include <vector>
+
+#include "arch/graph_builder.h"
+
+namespace vitrt::convert {
+
+struct ConvertOptions {
+  std::string arch = "auto";  // auto | deit | pvt_v2 | ...
+  std::string labels_path;    // one label per line
+  int image_size = 0;         // 0: the size the checkpoint was built for
+  std::string heads;          // comma list overriding the head count per stage
+  std::string emit = "fused"; // fused | primitive
+  // Preprocessing overrides; 0 / empty keeps the default (checkpoint args, else the family's eval pipeline).
+  int resize = 0;
+  int crop = 0;
+  std::string interpolation;
+  std::vector<float> mean, std;
+};
+
+// What an architecture builder returns besides the graph.
+struct ArchInfo {
+  std::string arch;         // canonical name written to the model
+  std::string description;  // e.g. "DeiT: embed 192, depth 12, 3 heads, 1000 classes, 224x224"
+  int image_size = 224;     // input side the graph is built for
+  Preprocess preprocess;    // the family's default eval pipeline (MODELS.md §2)
+};
+
+using ArchBuildFn = Status (*)(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+
+Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+
+// Detects the architecture from the keys; `why` says which keys decided it.
+Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why);
+
+// The list of --arch values, for help texts.
+std::string known_archs();
+
+// Checkpoint -> IR graph with metadata (labels, preprocessing). `log` receives human-readable notes.
+Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log);
+
+}  // namespace vitrt::convert

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Architecture detection (from checkpoint keys), dispatch, labels and preprocessing metadata.
+#include <cmath>
+#include <fstream>
+
+#include "arch/arch.h"
+
+namespace vitrt::convert {
+namespace {
+
+struct ArchEntry {
+  const char* name;
+  ArchBuildFn build;
+  const char* signature_key;  // a key only this family has
+};
+
+const ArchEntry kArchs[] = {
+    {"deit", build_deit, "blocks.0.attn.qkv.weight"},
+    {"pvt_v2", build_pvt_v2, "block1.0.mlp.dwconv.dwconv.weight"},
+};
+
+const ArchEntry* find_arch(const std::string& name) {
+  for (const auto& a : kArchs)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+Status read_labels(const std::string& path, std::vector<std::string>* labels) {
+  std::ifstream f(path);
+  if (!f) return io_error("cannot read labels file '" + path + "'");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    labels->push_back(line);
+  }
+  while (!labels->empty() && labels->back().empty()) labels->pop_back();
+  return Status::Ok();
+}
+
+// Parses "a,b,c" (or "(a, b, c)") into floats.
+bool parse_floats(std::string text, std::vector<float>* out) {
+  out->clear();
+  for (char& ch : text)
+    if (ch == '(' || ch == ')' || ch == '[' || ch == ']') ch = ' ';
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t e = text.find(',', p);
+    if (e == std::string::npos) e = text.size();
+    const std::string item = text.substr(p, e - p);
+    if (item.find_first_not_of(' ') != std::string::npos) {
+      char* end = nullptr;
+      const float v = std::strtof(item.c_str(), &end);
+      if (end == item.c_str()) return false;
+      out->push_back(v);
+    }
+    p = e + 1;
+  }
+  return !out->empty();
+}
+
+// timm's resolve_data_config from the training args, where the checkpoint carries them.
+void apply_checkpoint_args(const Checkpoint& ckpt, Preprocess* pp, std::string* log) {
+  auto arg = [&](const char* k) -> std::string {
+    auto it = ckpt.args.find(k);
+    return it == ckpt.args.end() || it->second == "None" || it->second.empty() ? std::string() : it->second;
+  };
+  const std::string crop_pct = arg("crop_pct"), interp = arg("interpolation"), mean = arg("mean"), stdv = arg("std");
+  if (!crop_pct.empty()) {
+    const double cp = std::strtod(crop_pct.c_str(), nullptr);
+    if (cp > 0 && cp <= 1) {
+      pp->resize_shorter = static_cast<int32_t>(std::floor(pp->crop_h / cp));
+      *log += "preprocess: crop_pct " + crop_pct + " from the checkpoint args\n";
+    }
+  }
+  if (interp == "bilinear") pp->interpolation = Interpolation::kBilinear;
+  if (interp == "bicubic") pp->interpolation = Interpolation::kBicubic;
+  if (!interp.empty()) *log += "preprocess: interpolation '" + interp + "' from the checkpoint args\n";
+  std::vector<float> v;
+  if (!mean.empty() && parse_floats(mean, &v) && v.size() == pp->mean.size()) pp->mean = v;
+  if (!stdv.empty() && parse_floats(stdv, &v) && v.size() == pp->std.size()) pp->std = v;
+}
+
+}  // namespace
+
+std::string known_archs() {
+  std::string s = "auto";
+  for (const auto& a : kArchs) s += std::string("|") + a.name;
+  return s;
+}
+
+Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why) {
+  std::vector<const ArchEntry*> hits;
+  for (const auto& a : kArchs)
+    if (ckpt.tensors.count(a.signature_key)) hits.push_back(&a);
+  if (hits.size() == 1) {
+    *arch = hits[0]->name;
+    *why = std::string("found key '") + hits[0]->signature_key + "'";
+    return Status::Ok();
+  }
+  if (ckpt.tensors.count("block1.0.att.mha.W_q.weight"))
+    return unsupported("this looks like a SOFT checkpoint (block1.0.att.mha.W_q.weight); SOFT is not supported by "
+                       "this version of vitrt-convert");
+  if (ckpt.tensors.count("attn_res2.gamma") || ckpt.tensors.count("block2.1.attn.theta.weight"))
+    return unsupported("this looks like a LaViT checkpoint (attn_res2.gamma); LaViT is not supported by this version "
+                       "of vitrt-convert");
+  if (ckpt.tensors.count("pos_embed1") && ckpt.tensors.count("block1.0.attn.q.weight"))
+    return unsupported("this looks like a PVT v1 checkpoint (pos_embed1 without dwconv); PVT v1 is not supported");
+  std::string keys;
+  int n = 0;
+  for (const auto& kv : ckpt.tensors) {
+    if (n++ == 8) {
+      keys += ", ...";
+      break;
+    }
+    keys += (n > 1 ? ", " : "") + kv.first;
+  }
+  return bad_input("cannot tell the architecture from the keys (" + std::to_string(ckpt.tensors.size()) +
+                   " tensors: " + keys + "); pass --arch " + known_archs());
+}
+
+Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
+  std::string arch = opt.arch;
+  if (arch.empty() || arch == "auto") {
+    std::string why;
+    VITRT_RETURN_IF_ERROR(detect_arch(ckpt, &arch, &why));
+    *log += "architecture: " + arch + " (auto-detected: " + why + ")\n";
+  } else {
+    *log += "architecture: " + arch + " (--arch)\n";
+  }
+  const ArchEntry* entry = find_arch(arch);
+  if (!entry) return invalid_argument("unknown --arch '" + arch + "' (expected " + known_archs() + ")");
+  if (opt.emit != "fused")
+    return unsupported("--emit " + opt.emit + " is not supported yet (only 'fused')");
+  GraphBuilder b(ckpt);
+  ArchInfo info;
+  VITRT_RETURN_IF_ERROR(entry->build(b, ckpt, opt, &info));
+  Graph g;
+  VITRT_RETURN_IF_ERROR(b.finish(&g));
+  *log += "model: " + info.description + "\n";
+
+  ModelMetadata& md = g.metadata;
+  md.producer = "vitrt-convert";
+  md.arch = info.arch;
+  md.extra["source.container"] = ckpt.container;
+  if (!ckpt.arch_hint.empty()) md.extra["source.arch"] = ckpt.arch_hint;
+  Preprocess pp = info.preprocess;
+  if (pp.channels == 1) {
+    pp.mean = {0.5f};
+    pp.std = {0.5f};
+  }
+  apply_checkpoint_args(ckpt, &pp, log);
+  if (opt.crop) pp.crop_h = pp.crop_w = opt.crop;
+  if (opt.resize) pp.resize_shorter = opt.resize;
+  if (!opt.interpolation.empty()) {
+    if (opt.interpolation == "bilinear") pp.interpolation = Interpolation::kBilinear;
+    else if (opt.interpolation == "bicubic") pp.interpolation = Interpolation::kBicubic;
+    else return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
+  }
+  auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
+    if (v.empty()) return Status::Ok();
+    if (v.size() == 1) dst->assign(pp.channels, v[0]);
+    else if (v.size() == static_cast<size_t>(pp.channels)) *dst = v;
+    else return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
+    return Status::Ok();
+  };
+  VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp.mean));
+  VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp.std));
+  for (float s : pp.std)
+    if (!(s > 0)) return invalid_argument("--std values must be positive");
+  if (pp.crop_h != info.image_size || pp.crop_w != info.image_size)
+    return invalid_argument("--crop " + std::to_string(pp.crop_h) + " differs from the model input size " +
+                            std::to_string(info.image_size) + " (use --image-size to change the input size)");
+  md.preprocess = pp;
+
+  const Shape& logits = b.shape(g.outputs[0]);
+  const int64_t classes = logits.rank == 2 ? logits[1] : 0;
+  if (!opt.labels_path.empty()) {
+    VITRT_RETURN_IF_ERROR(read_labels(opt.labels_path, &md.labels));
+    if (static_cast<int64_t>(md.labels.size()) != classes)
+      return bad_input("labels file '" + opt.labels_path + "' has " + std::to_string(md.labels.size()) +
+                       " lines but the model has " + std::to_string(classes) + " classes");
+  } else {
+    for (int64_t i = 0; i < classes; ++i) md.labels.push_back("class_" + std::to_string(i));
+  }
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+}  // namespace vitrt::convert

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "arch/graph_builder.h"
+
+#include "ir/shape_propagation.h"
+#include "ops/op_registry.h"
+
+namespace vitrt::convert {
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  Shape s;
+  Shape::from_vector(d, &s);
+  return s.str();
+}
+
+int64_t product(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t v : d) n *= v;
+  return n;
+}
+
+}  // namespace
+
+std::vector<int64_t> GraphBuilder::shape_of(const std::string& key) const {
+  auto it = ckpt_.tensors.find(key);
+  return it == ckpt_.tensors.end() ? std::vector<int64_t>{} : it->second.shape;
+}
+
+int32_t GraphBuilder::input(const std::string& name, const Shape& shape) {
+  Shape declared = shape;
+  declared[0] = kDynamicDim;
+  const int32_t t = graph_.add_activation(name, declared);
+  shapes_.resize(graph_.tensors.size());
+  shapes_[t] = shape;
+  graph_.inputs.push_back(t);
+  return t;
+}
+
+int32_t GraphBuilder::weight(const std::string& key, const std::vector<int64_t>& expected) {
+  used_.insert(key);
+  auto it = ckpt_.tensors.find(key);
+  std::vector<int64_t> dims = expected;
+  std::vector<float> values;
+  if (it == ckpt_.tensors.end()) {
+    missing_.push_back(key + (expected.empty() ? "" : " " + dims_str(expected)));
+  } else if (!expected.empty() && it->second.shape != expected) {
+    errors_.push_back("'" + key + "' has shape " + dims_str(it->second.shape) + ", expected " + dims_str(expected));
+  } else {
+    dims = it->second.shape;
+    values = it->second.values;
+  }
+  if (values.size() != static_cast<size_t>(product(dims))) values.assign(product(dims), 0.0f);  // placeholder
+  Shape s;
+  if (!Shape::from_vector(dims, &s)) {
+    errors_.push_back("'" + key + "' has too many dimensions");
+    s = Shape{1};
+    values.assign(1, 0.0f);
+  }
+  return constant(key, s, std::move(values));
+}
+
+int32_t GraphBuilder::constant(const std::string& name, const Shape& shape, std::vector<float> values) {
+  const int32_t t = graph_.add_constant(name, shape, std::move(values));
+  shapes_.resize(graph_.tensors.size());
+  shapes_[t] = shape;
+  return t;
+}
+
+int32_t GraphBuilder::op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name) {
+  const Shape* src[kMaxOpInputs] = {};
+  for (size_t i = 0; i < inputs.size() && i < static_cast<size_t>(kMaxOpInputs); ++i)
+    src[i] = inputs[i] == kAbsent ? nullptr : &shapes_[inputs[i]];
+  Node probe;
+  probe.type = type;
+  probe.attrs = attrs;
+  probe.inputs = inputs;
+  probe.outputs = {0};
+  probe.name = name;
+  Shape dst[kMaxOpOutputs];
+  Status st = infer_node_shapes(probe, src, static_cast<int>(inputs.size()), dst);
+  if (!st.ok()) {
+    // Only report the first shape error: later ones are usually consequences of it.
+    if (errors_.empty() && missing_.empty()) errors_.push_back(name + ": " + st.message());
+    dst[0] = Shape{1};
+  }
+  const int32_t out = graph_.add_activation(name, Shape());
+  shapes_.resize(graph_.tensors.size());
+  shapes_[out] = dst[0];
+  graph_.add_node(type, std::move(attrs), std::move(inputs), {out}, name);
+  return out;
+}
+
+Status GraphBuilder::finish(Graph* out) {
+  std::vector<std::string> unused;
+  for (const auto& kv : ckpt_.tensors)
+    if (!used_.count(kv.first)) unused.push_back(kv.first + " " + dims_str(kv.second.shape));
+  if (!missing_.empty() || !unused.empty() || !errors_.empty()) {
+    std::string m;
+    auto list = [&m](const char* title, const std::vector<std::string>& items) {
+      if (items.empty()) return;
+      m += std::string("\n  ") + title + " (" + std::to_string(items.size()) + "):";
+      for (size_t i = 0; i < items.size() && i < 40; ++i) m += "\n    " + items[i];
+      if (items.size() > 40) m += "\n    ... and " + std::to_string(items.size() - 40) + " more";
+    };
+    list("missing keys", missing_);
+    list("unexpected keys", unused);
+    list("inconsistent tensors", errors_);
+    return bad_input("the checkpoint does not match the architecture:" + m);
+  }
+  VITRT_RETURN_IF_ERROR(graph_.validate_structure());
+  VITRT_RETURN_IF_ERROR(resolve_activation_shapes(&graph_));
+  *out = std::move(graph_);
+  return Status::Ok();
+}
+
+Status parse_heads_override(const std::string& text, std::vector<int>* heads) {
+  heads->clear();
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t e = text.find(',', p);
+    if (e == std::string::npos) e = text.size();
+    const std::string item = text.substr(p, e - p);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 4096)
+      return invalid_argument("--heads: '" + item + "' is not a positive head count");
+    heads->push_back(static_cast<int>(v));
+    p = e + 1;
+  }
+  if (heads->empty()) return invalid_argument("--heads: empty list");
+  return Status::Ok();
+}
+
+}  // namespace vitrt::convert

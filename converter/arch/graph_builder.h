@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Builds an IR graph from checkpoint weights. Architecture builders ask for weights by key with the shape the
+// architecture expects; the builder records every missing, misshapen and unused key, so the converter reports
+// all problems of a checkpoint at once instead of the first.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.h"
+#include "ir/graph.h"
+
+namespace vitrt::convert {
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const Checkpoint& ckpt) : ckpt_(ckpt) {}
+
+  bool has(const std::string& key) const { return ckpt_.tensors.count(key) != 0; }
+  // Shape of a checkpoint tensor (empty when absent).
+  std::vector<int64_t> shape_of(const std::string& key) const;
+
+  int32_t input(const std::string& name, const Shape& shape_at_batch1);
+  // A weight taken from the checkpoint; `expected` is the shape the architecture needs ({} = accept any).
+  // `view` optionally reinterprets it (same element count), e.g. [1,1,C] -> [C].
+  int32_t weight(const std::string& key, const std::vector<int64_t>& expected = {});
+  int32_t constant(const std::string& name, const Shape& shape, std::vector<float> values);
+  // Keys that are legitimately ignored (e.g. BatchNorm num_batches_tracked).
+  void ignore(const std::string& key) { used_.insert(key); }
+
+  // Adds a node with one output; returns the output tensor. Shapes are inferred at batch 1 as nodes are added.
+  int32_t op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name);
+  const Shape& shape(int32_t tensor) const { return shapes_[tensor]; }
+
+  void mark_output(int32_t tensor) { graph_.outputs.push_back(tensor); }
+  void fail(const std::string& message) { errors_.push_back(message); }
+
+  // Checks that every key was used and present with the right shape; moves the graph out.
+  Status finish(Graph* out);
+
+ private:
+  const Checkpoint& ckpt_;
+  Graph graph_;
+  std::vector<Shape> shapes_;  // at batch 1
+  std::set<std::string> used_;
+  std::vector<std::string> missing_, errors_;
+};
+
+// Small helpers shared by the architectures.
+Status parse_heads_override(const std::string& text, std::vector<int>* heads);
+
+}  // namespace vitrt::convert

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Image decoding and evaluation preprocessing that reproduces PIL 9.4 + torchvision bit for bit:
+//   decode (PIL Image.open + convert('RGB')) -> optional convert('L') -> Resize(int) -> CenterCrop -> ToTensor ->
+//   Normalize. EXIF orientation is never applied: neither PIL's open/convert nor the timm/torchvision eval
+//   pipelines apply it, so a rotated photo reaches the model exactly as stored in the file.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/graph.h"
+
+namespace vitrt {
+
+// An 8-bit image, HWC, rows top to bottom. channels: 1 (PIL mode "L") or 3 ("RGB").
+struct Image {
+  int width = 0, height = 0, channels = 0;
+  std::vector<uint8_t> pixels;
+};
+
+// Decodes a PNG or JPEG (chosen by magic bytes, not by extension) to RGB with PIL's convert('RGB') semantics.
+// Unreadable files give kIo; corrupt, truncated or unsupported data give kBadInput; both name the file.
+Status decode_image(const std::string& path, Image* out);
+Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages, Image* out);
+
+// PIL convert('L') of an RGB image: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16. A 1-channel input is copied.
+Status convert_to_gray(const Image& rgb, Image* out);
+
+// Bit-exact PIL Image.resize((out_w, out_h), filter) for modes L and RGB (Pillow's libImaging/Resample.c
+// algorithm for bilinear/bicubic, its affine nearest-neighbour scaler for nearest).
+Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst);
+
+// torchvision transforms.Resize(size) with an int: the shorter side becomes `size`, the longer
+// int(size * long / short); an image already of that size is copied unchanged.
+Status resize_shorter_side(const Image& src, int size, Interpolation interp, Image* dst);
+
+// torchvision transforms.CenterCrop((crop_h, crop_w)): zero padding where the crop is larger than the image,
+// top/left = int(round((size - crop) / 2.0)) with Python's round-half-to-even.
+Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst);
+
+// The eval pipeline of the model's metadata: RGB or L (pp.channels) -> resize shorter side (pp.resize_shorter)
+// -> centre crop (pp.crop_w x pp.crop_h) -> /255 (float32) -> (x - mean) / std (float32, in that order) ->
+// dst[channels * crop_h * crop_w], CHW. mean/std hold pp.channels values or one value for all channels.
+Status preprocess_image(const Image& img, const Preprocess& pp, float* dst);
+Status load_and_preprocess(const std::string& path, const Preprocess& pp, float* dst);
+
+}  // namespace vitrt

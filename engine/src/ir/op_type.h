@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The operators of the IR. Values match `BuiltinOp` in formats/schema/vitrt.fbs: append, never renumber.
+#include <cstdint>
+
+namespace vitrt {
+
+enum class OpType : int32_t {
+  kConv2d = 0,
+  kBatchNorm2d = 1,
+  kLinear = 2,
+  kLayerNorm = 3,
+  kGelu = 4,
+  kRelu = 5,
+  kAdd = 6,
+  kMul = 7,
+  kConcat = 8,
+  kSlice = 9,
+  kReshape = 10,
+  kTranspose = 11,
+  kReduceMean = 12,
+  kSoftmax = 13,
+  kSoftmaxAttention = 14,
+  kAdaptiveAvgPool2d = 15,
+};
+constexpr int32_t kNumOpTypes = 16;
+
+inline bool op_type_valid(int32_t v) { return v >= 0 && v < kNumOpTypes; }
+
+}  // namespace vitrt

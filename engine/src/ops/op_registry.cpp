@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "ops/op_registry.h"
+
+namespace vitrt {
+namespace {
+
+const OpSchema kSchemas[kNumOpTypes] = {
+    {OpType::kConv2d, "Conv2d", 2, 3, 1, 1, infer_conv2d},
+    {OpType::kBatchNorm2d, "BatchNorm2d", 5, 5, 1, 1, infer_batch_norm2d},
+    {OpType::kLinear, "Linear", 2, 3, 1, 1, infer_linear},
+    {OpType::kLayerNorm, "LayerNorm", 1, 3, 1, 1, infer_layer_norm},
+    {OpType::kGelu, "Gelu", 1, 1, 1, 1, infer_unary},
+    {OpType::kRelu, "Relu", 1, 1, 1, 1, infer_unary},
+    {OpType::kAdd, "Add", 2, 2, 1, 1, infer_binary_broadcast},
+    {OpType::kMul, "Mul", 2, 2, 1, 1, infer_binary_broadcast},
+    {OpType::kConcat, "Concat", 1, kMaxOpInputs, 1, 1, infer_concat},
+    {OpType::kSlice, "Slice", 1, 1, 1, 1, infer_slice},
+    {OpType::kReshape, "Reshape", 1, 1, 1, 1, infer_reshape},
+    {OpType::kTranspose, "Transpose", 1, 1, 1, 1, infer_transpose},
+    {OpType::kReduceMean, "ReduceMean", 1, 1, 1, 1, infer_reduce_mean},
+    {OpType::kSoftmax, "Softmax", 1, 1, 1, 1, infer_softmax},
+    {OpType::kSoftmaxAttention, "SoftmaxAttention", 1, 3, 1, 1, infer_softmax_attention},
+    {OpType::kAdaptiveAvgPool2d, "AdaptiveAvgPool2d", 1, 1, 1, 1, infer_adaptive_avg_pool2d},
+};
+
+}  // namespace
+
+const OpSchema* find_op_schema(OpType type) {
+  const int32_t v = static_cast<int32_t>(type);
+  if (!op_type_valid(v)) return nullptr;
+  return &kSchemas[v];
+}
+
+const char* op_type_name(OpType type) {
+  const OpSchema* s = find_op_schema(type);
+  return s ? s->name : "UnknownOp";
+}
+
+std::string describe_node(const Node& node, size_t index) {
+  std::string s = "op #" + std::to_string(index) + " " + op_type_name(node.type);
+  if (!node.name.empty()) s += " '" + node.name + "'";
+  return s;
+}
+
+Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src, Shape* dst) {
+  const OpSchema* schema = find_op_schema(node.type);
+  if (!schema) return unsupported("unknown op type " + std::to_string(static_cast<int32_t>(node.type)));
+  if (node.version < 1 || node.version > schema->max_version)
+    return unsupported(std::string(schema->name) + " version " + std::to_string(node.version) +
+                       " is not supported (this build knows versions 1.." + std::to_string(schema->max_version) +
+                       ")");
+  if (num_src < schema->min_inputs || num_src > schema->max_inputs)
+    return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->min_inputs) + ".." +
+                     std::to_string(schema->max_inputs) + " inputs, got " + std::to_string(num_src));
+  if (static_cast<int>(node.outputs.size()) != schema->num_outputs)
+    return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->num_outputs) +
+                     " outputs, got " + std::to_string(node.outputs.size()));
+  for (int i = 0; i < schema->min_inputs; ++i)
+    if (!src[i]) return bad_model(std::string(schema->name) + ": required input " + std::to_string(i) + " is absent");
+  return schema->infer(node, src, num_src, dst);
+}
+
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
+  const int rank = a.rank > b.rank ? a.rank : b.rank;
+  Shape r;
+  r.rank = rank;
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank), ib = i - (rank - b.rank);
+    const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    r.dims[i] = da == 1 ? db : da;
+  }
+  *out = r;
+  return true;
+}
+
+bool normalize_axis(int64_t axis, int rank, int* out) {
+  if (axis < -rank || axis >= rank) return false;
+  *out = static_cast<int>(axis < 0 ? axis + rank : axis);
+  return true;
+}
+
+}  // namespace vitrt

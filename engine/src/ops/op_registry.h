@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Per-op schema: name, arity, supported versions and shape inference. Each op's inference lives in its own
+// file in this folder (ops/<op>.cpp); its reference kernel is backends/cpu/ref/<op>.cpp.
+#include "common/status.h"
+#include "ir/graph.h"
+
+namespace vitrt {
+
+// src[i] is nullptr for an absent optional input. Writes dst[0..num_outputs). Must not allocate: it also runs
+// during Session::run when the batch changes.
+using InferShapeFn = Status (*)(const Node& node, const Shape* const* src, int num_src, Shape* dst);
+
+struct OpSchema {
+  OpType type;
+  const char* name;
+  int min_inputs;
+  int max_inputs;
+  int num_outputs;
+  int32_t max_version;  // versions 1..max_version are understood
+  InferShapeFn infer;
+};
+
+// nullptr for an unknown type.
+const OpSchema* find_op_schema(OpType type);
+
+// Checks arity and version, then infers. `where` names the node in messages.
+Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src, Shape* dst);
+
+// Describes a node for messages: "op #12 Linear 'blocks.0.attn.qkv'".
+std::string describe_node(const Node& node, size_t index);
+
+// Numpy-style broadcast of two shapes; false when incompatible.
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
+
+// Normalises a possibly negative axis into [0, rank); false when out of range.
+bool normalize_axis(int64_t axis, int rank, int* out);
+
+// Shape inference functions, one per op file.
+Status infer_conv2d(const Node&, const Shape* const*, int, Shape*);
+Status infer_batch_norm2d(const Node&, const Shape* const*, int, Shape*);
+Status infer_linear(const Node&, const Shape* const*, int, Shape*);
+Status infer_layer_norm(const Node&, const Shape* const*, int, Shape*);
+Status infer_unary(const Node&, const Shape* const*, int, Shape*);
+Status infer_binary_broadcast(const Node&, const Shape* const*, int, Shape*);
+Status infer_concat(const Node&, const Shape* const*, int, Shape*);
+Status infer_slice(const Node&, const Shape* const*, int, Shape*);
+Status infer_reshape(const Node&, const Shape* const*, int, Shape*);
+Status infer_transpose(const Node&, const Shape* const*, int, Shape*);
+Status infer_reduce_mean(const Node&, const Shape* const*, int, Shape*);
+Status infer_softmax(const Node&, const Shape* const*, int, Shape*);
+Status infer_softmax_attention(const Node&, const Shape* const*, int, Shape*);
+Status infer_adaptive_avg_pool2d(const Node&, const Shape* const*, int, Shape*);
+
+}  // namespace vitrt

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "runtime/session.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "backends/backend_registry.h"
+#include "ir/shape_propagation.h"
+#include "memory/arena_planner.h"
+#include "ops/op_registry.h"
+
+namespace vitrt {
+namespace {
+
+constexpr uint64_t kAlignment = 64;  // AVX-512 loads
+constexpr uint64_t kOverread = 64;   // kernels may read up to one vector past a tensor's end
+
+uint64_t tensor_bytes(const Tensor& t, const Shape& s) {
+  int64_t n = 0;
+  if (!checked_numel(s, &n)) return 0;
+  return static_cast<uint64_t>(n) * dtype_size(t.dtype);
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+Status Session::create(std::shared_ptr<const Model> model, const SessionOptions& options,
+                       std::unique_ptr<Session>* out) {
+  if (!model) return invalid_argument("null model");
+  if (options.max_batch < 1 || options.max_batch > 65536)
+    return invalid_argument("max_batch must be in 1..65536, got " + std::to_string(options.max_batch));
+  if (options.num_threads < 1 || options.num_threads > 1024)
+    return invalid_argument("num_threads must be in 1..1024, got " + std::to_string(options.num_threads));
+  std::unique_ptr<Session> s(new (std::nothrow) Session());
+  if (!s) return out_of_memory("session");
+  s->model_ = std::move(model);
+  s->options_ = options;
+  try {
+    VITRT_RETURN_IF_ERROR(s->plan(options));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("out of memory while planning the session");
+  }
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+Status Session::plan(const SessionOptions& options) {
+  const Graph& g = model_->graph;
+  const size_t nt = g.tensors.size();
+  VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_));
+  max_shapes_.assign(nt, Shape());
+  VITRT_RETURN_IF_ERROR(propagate_shapes(g, options.max_batch, max_shapes_.data()));
+
+  // Kernels, created with the shapes at the maximum batch.
+  uint64_t workspace = 0;
+  steps_.clear();
+  steps_.reserve(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    if (!backend_->supports(node))
+      return unsupported(describe_node(node, n) + ": not supported by backend '" + backend_->name() + "'");
+    KernelPlan kp;
+    kp.node = &node;
+    kp.graph = &g;
+    kp.num_threads = options.num_threads;
+    Step step;
+    step.num_src = kp.num_src = static_cast<int>(node.inputs.size());
+    for (int i = 0; i < kp.num_src; ++i) {
+      const int32_t t = node.inputs[i];
+      step.src[i] = t;
+      kp.src_tensors[i] = t == kAbsent ? nullptr : &g.tensors[t];
+      if (t != kAbsent) kp.src_shapes[i] = max_shapes_[t];
+    }
+    step.num_dst = kp.num_dst = static_cast<int>(node.outputs.size());
+    for (int o = 0; o < kp.num_dst; ++o) {
+      step.dst[o] = node.outputs[o];
+      kp.dst_shapes[o] = max_shapes_[node.outputs[o]];
+    }
+    KernelInfo info;
+    Status st = backend_->create_kernel(kp, &step.kernel, &info);
+    if (!st.ok()) return st.with_context(describe_node(node, n));
+    if (!step.kernel) return runtime_error(describe_node(node, n) + ": backend returned no kernel");
+    workspace = std::max<uint64_t>(workspace, info.workspace_bytes);
+    steps_.push_back(std::move(step));
+  }
+
+  // Placement: weights stay in the mapped file; the input is bound to the caller's memory at run time;
+  // everything else lives in the activation arena.
+  const std::vector<Lifetime> life = compute_lifetimes(g);
+  placements_.assign(nt, TensorPlacement());
+  std::vector<ArenaRequest> requests(nt);
+  for (size_t i = 0; i < nt; ++i) {
+    const Tensor& t = g.tensors[i];
+    TensorPlacement& p = placements_[i];
+    p.life = life[i];
+    if (t.is_constant) {
+      p.arena = ArenaKind::kWeights;
+      p.offset = static_cast<uint64_t>(t.constant.data - model_->file->data());
+      p.bytes = t.constant.size;
+      continue;
+    }
+    p.bytes = tensor_bytes(t, max_shapes_[i]);
+    if (life[i].first < 0 && life[i].last >= 0) {
+      p.arena = ArenaKind::kInput;
+      continue;
+    }
+    if (life[i].last < 0) continue;  // never produced nor read
+    p.arena = ArenaKind::kActivations;
+    requests[i].size = p.bytes;
+    requests[i].life = life[i];
+  }
+  const ArenaPlan ap = plan_arena(requests, kAlignment, kOverread, options.preserve_intermediates);
+  for (size_t i = 0; i < nt; ++i)
+    if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[i];
+
+  VITRT_RETURN_IF_ERROR(activations_.allocate(ap.peak, kAlignment, "activation"));
+  VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace + kOverread, kAlignment, "workspace"));
+  memory_.weight_bytes = model_->weight_bytes;
+  memory_.activation_bytes = ap.peak;
+  memory_.activation_lower_bound = ap.lower_bound;
+  memory_.workspace_bytes = workspace;
+
+  shapes_.assign(nt, Shape());
+  refs_.assign(nt, TensorRef());
+  for (size_t i = 0; i < nt; ++i) {
+    refs_[i].dtype = g.tensors[i].dtype;
+    const TensorPlacement& p = placements_[i];
+    if (p.arena == ArenaKind::kWeights) refs_[i].data = const_cast<uint8_t*>(g.tensors[i].constant.data);
+    if (p.arena == ArenaKind::kActivations) refs_[i].data = activations_.data() + p.offset;
+  }
+  return bind_batch(options.max_batch);
+}
+
+Status Session::bind_batch(int64_t batch) {
+  const Graph& g = model_->graph;
+  VITRT_RETURN_IF_ERROR(propagate_shapes(g, batch, shapes_.data()));
+  for (size_t i = 0; i < shapes_.size(); ++i) {
+    if (placements_[i].arena == ArenaKind::kActivations &&
+        tensor_bytes(g.tensors[i], shapes_[i]) > placements_[i].bytes)
+      return runtime_error("tensor '" + g.tensors[i].name + "' needs more memory at batch " + std::to_string(batch) +
+                           " than planned at batch " + std::to_string(options_.max_batch));
+    refs_[i].shape = shapes_[i];
+  }
+  bound_batch_ = batch;
+  return Status::Ok();
+}
+
+Shape Session::input_shape(int64_t batch) const {
+  Shape s = model_->graph.tensors[model_->graph.inputs[0]].shape;
+  s[0] = batch;
+  return s;
+}
+
+Shape Session::output_shape(int64_t batch) const {
+  Shape s = model_->graph.tensors[model_->graph.outputs[0]].shape;
+  for (int d = 0; d < s.rank; ++d)
+    if (s[d] == kDynamicDim) s[d] = batch;
+  return s;
+}
+
+const float* Session::tensor_data(int32_t index) const {
+  if (index < 0 || static_cast<size_t>(index) >= refs_.size()) return nullptr;
+  return static_cast<const float*>(refs_[index].data);
+}
+
+Status Session::run(const float* input, int64_t batch, float* output, size_t output_capacity) {
+  if (!input || !output) return invalid_argument("run: null input or output pointer");
+  if (batch < 1 || batch > options_.max_batch)
+    return bad_input("run: batch " + std::to_string(batch) + " outside 1.." + std::to_string(options_.max_batch) +
+                     " (the session's max_batch)");
+  if (batch != bound_batch_) VITRT_RETURN_IF_ERROR(bind_batch(batch));
+  const Graph& g = model_->graph;
+  const int32_t in = g.inputs[0];
+  refs_[in].data = const_cast<float*>(input);
+  const int32_t out = g.outputs[0];
+  const size_t out_numel = static_cast<size_t>(shapes_[out].numel());
+  if (output_capacity < out_numel)
+    return invalid_argument("run: output buffer holds " + std::to_string(output_capacity) + " floats, " +
+                            std::to_string(out_numel) + " needed");
+  if (options_.poison_activations) {
+    float* a = reinterpret_cast<float*>(activations_.data());
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 0; i < activations_.size() / sizeof(float); ++i) a[i] = nan;
+  }
+  KernelArgs args;
+  args.workspace = workspace_.data();
+  args.workspace_bytes = memory_.workspace_bytes;
+  args.num_threads = options_.num_threads;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    args.num_src = step.num_src;
+    for (int i = 0; i < step.num_src; ++i) args.src[i] = step.src[i] == kAbsent ? nullptr : &refs_[step.src[i]];
+    args.num_dst = step.num_dst;
+    for (int o = 0; o < step.num_dst; ++o) args.dst[o] = &refs_[step.dst[o]];
+    Status st = step.kernel->run(args);
+    if (!st.ok()) return st.with_context(describe_node(g.nodes[s], s));
+  }
+  std::memcpy(output, refs_[out].data, out_numel * sizeof(float));
+  refs_[in].data = nullptr;
+  return Status::Ok();
+}
+
+}  // namespace vitrt

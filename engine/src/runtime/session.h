@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// A session: one model planned for one backend and a maximum batch. Creation does all the work (shape
+// inference at the maximum batch, kernel creation and weight packing, liveness, arena offsets, one allocation
+// per arena); `run` only binds pointers and calls kernels, and performs no heap allocation.
+// A session must be used by one thread at a time; any number of sessions may share one Model.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "loader/model_loader.h"
+#include "memory/arena.h"
+#include "memory/liveness.h"
+
+namespace vitrt {
+
+struct SessionOptions {
+  std::string backend = "auto";  // auto | cpu | ref | cuda
+  int num_threads = 1;
+  int64_t max_batch = 1;
+  bool preserve_intermediates = false;  // no arena reuse: every tensor survives the run (for dumps)
+  bool poison_activations = false;      // fill the activation arena with NaN before each run (tests)
+};
+
+enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput };
+
+struct TensorPlacement {
+  ArenaKind arena = ArenaKind::kNone;
+  uint64_t offset = 0;  // within its arena (weights: within the mapped file)
+  uint64_t bytes = 0;   // at the maximum batch
+  Lifetime life;
+};
+
+struct MemoryReport {
+  uint64_t weight_bytes = 0;      // mapped from the file (zero-copy)
+  uint64_t activation_bytes = 0;  // activation arena (peak of the plan)
+  uint64_t activation_lower_bound = 0;
+  uint64_t workspace_bytes = 0;
+  uint64_t packed_weight_bytes = 0;  // reserved: weights repacked by a backend
+};
+
+class Session {
+ public:
+  static Status create(std::shared_ptr<const Model> model, const SessionOptions& options,
+                       std::unique_ptr<Session>* out);
+  ~Session();
+
+  // input: float32 NCHW [batch, C, H, W], already preprocessed; output: float32 [batch, ...output shape].
+  // 1 <= batch <= max_batch. output_capacity is in floats.
+  Status run(const float* input, int64_t batch, float* output, size_t output_capacity);
+
+  const Model& model() const { return *model_; }
+  const SessionOptions& options() const { return options_; }
+  const char* backend_name() const { return backend_->name(); }
+  Shape input_shape(int64_t batch) const;   // [batch,C,H,W]
+  Shape output_shape(int64_t batch) const;  // e.g. [batch, classes]
+  const std::vector<TensorPlacement>& placements() const { return placements_; }
+  const MemoryReport& memory() const { return memory_; }
+  // After run: the data and shape of any tensor still in memory (all of them with preserve_intermediates).
+  const float* tensor_data(int32_t index) const;
+  const Shape& tensor_shape(int32_t index) const { return shapes_[index]; }
+
+ private:
+  struct Step {
+    std::unique_ptr<Kernel> kernel;
+    int32_t src[kMaxOpInputs];
+    int num_src = 0;
+    int32_t dst[kMaxOpOutputs];
+    int num_dst = 0;
+  };
+
+  Session() = default;
+  Status plan(const SessionOptions& options);
+  Status bind_batch(int64_t batch);
+
+  std::shared_ptr<const Model> model_;
+  SessionOptions options_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<Step> steps_;
+  std::vector<TensorPlacement> placements_;
+  std::vector<Shape> max_shapes_;
+  std::vector<Shape> shapes_;  // for the bound batch
+  std::vector<TensorRef> refs_;
+  int64_t bound_batch_ = 0;
+  Arena activations_;
+  Arena workspace_;
+  MemoryReport memory_;
+};
+
+}  // namespace vitrt

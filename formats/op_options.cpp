@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "op_options.h"
+
+namespace vitrt {
+namespace {
+
+fb::Activation to_fb(Activation a) { return static_cast<fb::Activation>(a); }
+
+bool activation_from_fb(fb::Activation a, Activation* out) {
+  const int v = static_cast<int>(a);
+  if (v < 0 || v > 3) return false;
+  *out = static_cast<Activation>(v);
+  return true;
+}
+
+// The union member each op must carry (NONE for ops without options).
+fb::OpOptions expected_options(OpType t) {
+  switch (t) {
+    case OpType::kConv2d: return fb::OpOptions::Conv2dOptions;
+    case OpType::kBatchNorm2d: return fb::OpOptions::BatchNorm2dOptions;
+    case OpType::kLinear: return fb::OpOptions::LinearOptions;
+    case OpType::kLayerNorm: return fb::OpOptions::LayerNormOptions;
+    case OpType::kGelu: return fb::OpOptions::GeluOptions;
+    case OpType::kConcat: return fb::OpOptions::ConcatOptions;
+    case OpType::kSlice: return fb::OpOptions::SliceOptions;
+    case OpType::kReshape: return fb::OpOptions::ReshapeOptions;
+    case OpType::kTranspose: return fb::OpOptions::TransposeOptions;
+    case OpType::kReduceMean: return fb::OpOptions::ReduceMeanOptions;
+    case OpType::kSoftmax: return fb::OpOptions::SoftmaxOptions;
+    case OpType::kSoftmaxAttention: return fb::OpOptions::SoftmaxAttentionOptions;
+    case OpType::kAdaptiveAvgPool2d: return fb::OpOptions::AdaptiveAvgPool2dOptions;
+    case OpType::kRelu:
+    case OpType::kAdd:
+    case OpType::kMul: return fb::OpOptions::NONE;
+  }
+  return fb::OpOptions::NONE;
+}
+
+}  // namespace
+
+EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node& node) {
+  EncodedOptions e;
+  e.type = expected_options(node.type);
+  switch (node.type) {
+    case OpType::kConv2d: {
+      const auto& a = std::get<Conv2dAttrs>(node.attrs);
+      e.offset = fb::CreateConv2dOptions(fbb, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w,
+                                         a.groups, to_fb(a.activation))
+                     .Union();
+      break;
+    }
+    case OpType::kBatchNorm2d:
+      e.offset = fb::CreateBatchNorm2dOptions(fbb, std::get<BatchNorm2dAttrs>(node.attrs).eps).Union();
+      break;
+    case OpType::kLinear:
+      e.offset = fb::CreateLinearOptions(fbb, to_fb(std::get<LinearAttrs>(node.attrs).activation)).Union();
+      break;
+    case OpType::kLayerNorm:
+      e.offset = fb::CreateLayerNormOptions(fbb, std::get<LayerNormAttrs>(node.attrs).eps).Union();
+      break;
+    case OpType::kGelu:
+      e.offset = fb::CreateGeluOptions(
+                     fbb, static_cast<fb::GeluApproximation>(std::get<GeluAttrs>(node.attrs).approximation))
+                     .Union();
+      break;
+    case OpType::kConcat:
+      e.offset = fb::CreateConcatOptions(fbb, std::get<ConcatAttrs>(node.attrs).axis).Union();
+      break;
+    case OpType::kSlice: {
+      const auto& a = std::get<SliceAttrs>(node.attrs);
+      e.offset = fb::CreateSliceOptions(fbb, a.axis, a.start, a.end).Union();
+      break;
+    }
+    case OpType::kReshape:
+      e.offset = fb::CreateReshapeOptions(fbb, fbb.CreateVector(std::get<ReshapeAttrs>(node.attrs).shape)).Union();
+      break;
+    case OpType::kTranspose:
+      e.offset = fb::CreateTransposeOptions(fbb, fbb.CreateVector(std::get<TransposeAttrs>(node.attrs).perm)).Union();
+      break;
+    case OpType::kReduceMean: {
+      const auto& a = std::get<ReduceMeanAttrs>(node.attrs);
+      e.offset = fb::CreateReduceMeanOptions(fbb, fbb.CreateVector(a.axes), a.keepdims).Union();
+      break;
+    }
+    case OpType::kSoftmax:
+      e.offset = fb::CreateSoftmaxOptions(fbb, std::get<SoftmaxAttrs>(node.attrs).axis).Union();
+      break;
+    case OpType::kSoftmaxAttention: {
+      const auto& a = std::get<SoftmaxAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateSoftmaxAttentionOptions(fbb, a.num_heads, a.scale,
+                                                   static_cast<fb::AttentionInputs>(a.inputs))
+                     .Union();
+      break;
+    }
+    case OpType::kAdaptiveAvgPool2d: {
+      const auto& a = std::get<AdaptiveAvgPool2dAttrs>(node.attrs);
+      e.offset = fb::CreateAdaptiveAvgPool2dOptions(fbb, a.out_h, a.out_w).Union();
+      break;
+    }
+    case OpType::kRelu:
+    case OpType::kAdd:
+    case OpType::kMul: break;
+  }
+  return e;
+}
+
+Status decode_op_options(const fb::Operator& op, OpType type, const std::string& where, OpAttrs* out) {
+  const fb::OpOptions want = expected_options(type);
+  if (op.options_type() != want)
+    return bad_model(where + ": options of type " + std::to_string(static_cast<int>(op.options_type())) +
+                     " do not belong to this op (expected " + std::to_string(static_cast<int>(want)) + ")");
+  if (want != fb::OpOptions::NONE && op.options() == nullptr) return bad_model(where + ": options missing");
+  auto bad_enum = [&](const char* field) { return bad_model(where + ": invalid value of option '" + field + "'"); };
+  switch (type) {
+    case OpType::kConv2d: {
+      const auto* o = op.options_as_Conv2dOptions();
+      Conv2dAttrs a;
+      a.stride_h = o->stride_h();
+      a.stride_w = o->stride_w();
+      a.pad_h = o->pad_h();
+      a.pad_w = o->pad_w();
+      a.dilation_h = o->dilation_h();
+      a.dilation_w = o->dilation_w();
+      a.groups = o->groups();
+      if (!activation_from_fb(o->activation(), &a.activation)) return bad_enum("activation");
+      *out = a;
+      break;
+    }
+    case OpType::kBatchNorm2d: *out = BatchNorm2dAttrs{op.options_as_BatchNorm2dOptions()->eps()}; break;
+    case OpType::kLinear: {
+      LinearAttrs a;
+      if (!activation_from_fb(op.options_as_LinearOptions()->activation(), &a.activation))
+        return bad_enum("activation");
+      *out = a;
+      break;
+    }
+    case OpType::kLayerNorm: *out = LayerNormAttrs{op.options_as_LayerNormOptions()->eps()}; break;
+    case OpType::kGelu: {
+      const int v = static_cast<int>(op.options_as_GeluOptions()->approximation());
+      if (v < 0 || v > 1) return bad_enum("approximation");
+      *out = GeluAttrs{static_cast<GeluApproximation>(v)};
+      break;
+    }
+    case OpType::kConcat: *out = ConcatAttrs{op.options_as_ConcatOptions()->axis()}; break;
+    case OpType::kSlice: {
+      const auto* o = op.options_as_SliceOptions();
+      *out = SliceAttrs{o->axis(), o->start(), o->end()};
+      break;
+    }
+    case OpType::kReshape: {
+      const auto* s = op.options_as_ReshapeOptions()->shape();
+      if (!s) return bad_model(where + ": Reshape without a target shape");
+      *out = ReshapeAttrs{std::vector<int64_t>(s->begin(), s->end())};
+      break;
+    }
+    case OpType::kTranspose: {
+      const auto* p = op.options_as_TransposeOptions()->perm();
+      if (!p) return bad_model(where + ": Transpose without a permutation");
+      *out = TransposeAttrs{std::vector<int32_t>(p->begin(), p->end())};
+      break;
+    }
+    case OpType::kReduceMean: {
+      const auto* o = op.options_as_ReduceMeanOptions();
+      if (!o->axes()) return bad_model(where + ": ReduceMean without axes");
+      *out = ReduceMeanAttrs{std::vector<int32_t>(o->axes()->begin(), o->axes()->end()), o->keepdims()};
+      break;
+    }
+    case OpType::kSoftmax: *out = SoftmaxAttrs{op.options_as_SoftmaxOptions()->axis()}; break;
+    case OpType::kSoftmaxAttention: {
+      const auto* o = op.options_as_SoftmaxAttentionOptions();
+      const int v = static_cast<int>(o->inputs());
+      if (v < 0 || v > 2) return bad_enum("inputs");
+      *out = SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v)};
+      break;
+    }
+    case OpType::kAdaptiveAvgPool2d: {
+      const auto* o = op.options_as_AdaptiveAvgPool2dOptions();
+      *out = AdaptiveAvgPool2dAttrs{o->out_h(), o->out_w()};
+      break;
+    }
+    case OpType::kRelu:
+    case OpType::kAdd:
+    case OpType::kMul: *out = NoAttrs{}; break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace vitrt

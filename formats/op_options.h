@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Translation between the IR's typed op attributes and the schema's OpOptions union, both ways, in one place
+// so the writer and the loader cannot drift apart.
+#include <flatbuffers/flatbuffers.h>
+
+#include "ir/graph.h"
+#include "vitrt_generated.h"
+
+namespace vitrt {
+
+struct EncodedOptions {
+  fb::OpOptions type = fb::OpOptions::NONE;
+  flatbuffers::Offset<void> offset;
+};
+
+EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node& node);
+
+// Decodes and validates the options of an operator whose builtin is `type` (enum ranges, union type matching
+// the op). `where` names the operator in messages.
+Status decode_op_options(const fb::Operator& op, OpType type, const std::string& where, OpAttrs* out);
+
+}  // namespace vitrt

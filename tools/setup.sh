@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs everything vitrt needs to build and test, from Debian's packages. Idempotent: when every package is
+# already installed it does nothing; otherwise (as root, or through sudo) `apt-get update` then install.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config           # toolchain
+  libflatbuffers-dev flatbuffers-compiler    # the .vitrt model format (schema + verifier)
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # oneDNN for the fast CPU backend (its CMake config needs OpenCL)
+  libxsimd-dev xtl-dev                       # portable SIMD for the fast CPU backend (xsimd needs xtl)
+  doctest-dev                                # unit tests
+  libcli11-dev                               # command-line parsing of vitrt / vitrt-convert
+  nlohmann-json3-dev                         # safetensors headers and JSON test manifests
+  libzip-dev                                 # torch.save checkpoints are zip archives
+  libpng-dev libjpeg-dev                     # image decoding (libjpeg-turbo: the decoder PIL uses)
+  python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo=(sudo); else
+    echo "setup: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${packages[@]}"

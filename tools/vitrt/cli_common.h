@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Shared pieces of the `vitrt` subcommands: model/session set-up with exit codes, image listing, output.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/exit_codes.h"
+#include "loader/model_loader.h"
+#include "runtime/session.h"
+
+namespace vitrt::cli {
+
+// Options every running subcommand shares.
+struct RunOptions {
+  std::string model_path;
+  std::string backend = "auto";
+  int threads = 1;
+  int batch = 8;
+};
+
+void add_run_options(CLI::App* app, RunOptions* o, bool batch_option = true);
+
+// Prints "vitrt: <context>: <message>" on stderr and returns the exit code for the failure.
+int report_error(const std::string& context, const Status& st, bool loading_model);
+
+// Loads the model (exit code 2 on failure).
+int load_model_or_report(const std::string& path, std::shared_ptr<const Model>* out);
+int create_session_or_report(std::shared_ptr<const Model> model, const RunOptions& o, int64_t max_batch,
+                             std::unique_ptr<Session>* out);
+
+// Expands files and directories (recursively, sorted) into image files (.png .jpg .jpeg, any case).
+Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images);
+
+// Writes a progress bar on stderr when it is a terminal, or a line every 10% otherwise.
+class Progress {
+ public:
+  Progress(size_t total, const char* what);
+  void update(size_t done);
+  void finish();
+
+ private:
+  size_t total_;
+  const char* what_;
+  bool tty_;
+  int last_decile_ = -1;
+};
+
+std::string json_escape(const std::string& s);
+std::string format_bytes(uint64_t bytes);
+
+// Subcommands: each registers itself on `app` and returns a runner.
+using Runner = std::function<int()>;
+Runner add_classify(CLI::App& app);
+Runner add_run(CLI::App& app);
+Runner add_preprocess(CLI::App& app);
+Runner add_inspect(CLI::App& app);
+Runner add_bench(CLI::App& app);
+
+}  // namespace vitrt::cli

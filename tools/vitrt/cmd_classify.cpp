@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// vitrt classify -m MODEL IMAGE_OR_DIR... [-k 5] [--json]: top-k labels with probabilities per image.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli_common.h"
+#include "image/image.h"
+
+namespace vitrt::cli {
+namespace {
+
+struct Options {
+  RunOptions run;
+  std::vector<std::string> inputs;
+  int top_k = 5;
+  bool json = false;
+};
+
+struct Result {
+  std::string image;
+  std::string error;
+  std::vector<std::pair<int, float>> top;  // class, probability
+  std::vector<float> top_logits;
+};
+
+void softmax_top_k(const float* logits, int classes, int k, Result* r) {
+  float mx = logits[0];
+  for (int c = 1; c < classes; ++c) mx = std::max(mx, logits[c]);
+  double sum = 0;
+  for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(logits[c]) - mx);
+  std::vector<int> idx(classes);
+  for (int c = 0; c < classes; ++c) idx[c] = c;
+  k = std::min(k, classes);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  for (int i = 0; i < k; ++i) {
+    r->top.emplace_back(idx[i], static_cast<float>(std::exp(static_cast<double>(logits[idx[i]]) - mx) / sum));
+    r->top_logits.push_back(logits[idx[i]]);
+  }
+}
+
+int run_classify(const Options& o) {
+  std::shared_ptr<const Model> model;
+  if (int rc = load_model_or_report(o.run.model_path, &model)) return rc;
+  std::vector<std::string> images;
+  Status st = collect_images(o.inputs, &images);
+  if (!st.ok()) return report_error("classify", st, false);
+  const Graph& g = model->graph;
+  const Shape& in = g.tensors[g.inputs[0]].shape;
+  const size_t per_image = static_cast<size_t>(in[1] * in[2] * in[3]);
+  const int batch = static_cast<int>(std::min<size_t>(o.run.batch, std::max<size_t>(images.size(), 1)));
+  std::unique_ptr<Session> session;
+  if (int rc = create_session_or_report(model, o.run, batch, &session)) return rc;
+  const Shape out_shape = session->output_shape(1);
+  const int classes = static_cast<int>(out_shape.dims[out_shape.rank - 1]);
+
+  std::vector<float> input(per_image * batch), logits(static_cast<size_t>(classes) * batch);
+  std::vector<Result> results(images.size());
+  Progress progress(images.size(), "classify");
+  int failed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t start = 0; start < images.size(); start += batch) {
+    // Preprocess this chunk; images that fail are reported and skipped, the rest still run.
+    std::vector<size_t> ok;
+    for (size_t i = start; i < std::min(images.size(), start + batch); ++i) {
+      results[i].image = images[i];
+      Status ps = load_and_preprocess(images[i], g.metadata.preprocess, input.data() + per_image * ok.size());
+      if (!ps.ok()) {
+        results[i].error = ps.message();
+        std::cerr << "vitrt: classify: " << ps.message() << "\n";
+        ++failed;
+        continue;
+      }
+      ok.push_back(i);
+    }
+    if (!ok.empty()) {
+      Status rs = session->run(input.data(), static_cast<int64_t>(ok.size()), logits.data(), logits.size());
+      if (!rs.ok()) return report_error("classify", rs, false);
+      for (size_t j = 0; j < ok.size(); ++j)
+        softmax_top_k(logits.data() + static_cast<size_t>(classes) * j, classes, o.top_k, &results[ok[j]]);
+    }
+    progress.update(std::min(images.size(), start + batch));
+  }
+  progress.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto& labels = g.metadata.labels;
+  auto label = [&](int c) { return c < static_cast<int>(labels.size()) ? labels[c] : "class_" + std::to_string(c); };
+  if (o.json) {
+    std::printf("{\"model\": \"%s\", \"results\": [", json_escape(o.run.model_path).c_str());
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Result& r = results[i];
+      std::printf("%s\n  {\"image\": \"%s\", ", i ? "," : "", json_escape(r.image).c_str());
+      if (!r.error.empty()) {
+        std::printf("\"error\": \"%s\"}", json_escape(r.error).c_str());
+        continue;
+      }
+      std::printf("\"top\": [");
+      for (size_t k = 0; k < r.top.size(); ++k)
+        std::printf("%s{\"index\": %d, \"label\": \"%s\", \"probability\": %.6g, \"logit\": %.6g}", k ? ", " : "",
+                    r.top[k].first, json_escape(label(r.top[k].first)).c_str(), r.top[k].second, r.top_logits[k]);
+      std::printf("]}");
+    }
+    std::printf("\n]}\n");
+  } else {
+    for (const Result& r : results) {
+      if (!r.error.empty()) continue;
+      std::printf("%s\n", r.image.c_str());
+      for (size_t k = 0; k < r.top.size(); ++k)
+        std::printf("  %d. %-24s %6.2f%%  (class %d)\n", static_cast<int>(k + 1), label(r.top[k].first).c_str(),
+                    100.0 * r.top[k].second, r.top[k].first);
+    }
+  }
+  std::fprintf(stderr, "classified %zu image(s) in %.3f s (%.1f images/s, backend %s, batch %d)\n",
+               images.size() - failed, secs, (images.size() - failed) / std::max(secs, 1e-9), session->backend_name(),
+               batch);
+  if (failed) {
+    std::fprintf(stderr, "vitrt: %d image(s) could not be read\n", failed);
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_classify(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("classify", "classify images (PNG/JPEG files or directories of them)");
+  add_run_options(sub, &o->run);
+  sub->add_option("images", o->inputs, "image files or directories")->required();
+  sub->add_option("-k,--top-k", o->top_k, "how many classes to print per image")->capture_default_str()->check(CLI::Range(1, 100000));
+  sub->add_flag("--json", o->json, "machine-readable output");
+  return [o] { return run_classify(*o); };
+}
+
+}  // namespace vitrt::cli

@@ -1,2 +1,12 @@
-#!/bin/sh
-exit 0
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Converts a PyTorch-made DeiT fixture, corrupts a copy, and runs the C example against both.
+set -euo pipefail
+build=$1
+cases=$build/fixtures/model_cases/deit_2layer
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$build/bin/vitrt-convert" "$cases/model.pth" -o "$work/m.vitrt" --labels "$cases/labels.txt" >/dev/null
+cp "$work/m.vitrt" "$work/bad.vitrt"
+printf '\xff' | dd of="$work/bad.vitrt" bs=1 seek=20000 conv=notrunc status=none
+"$build/bin/vitrt_capi_example" "$work/m.vitrt" "$cases/input.npy" "$cases/logits_f64.npy" "$work/bad.vitrt"

@@ -1,2 +1,140 @@
-#!/bin/sh
-exit 0
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The command-line tools end to end, as a user (and an outside checker) drives them: conversion with
+# auto-detection, `vitrt run` parity with PyTorch through .npy files, classify/preprocess/inspect/bench, and
+# the exit codes and messages for bad models, bad checkpoints and bad inputs.
+set -uo pipefail
+build=$1
+fixtures=$2
+cases=$fixtures/model_cases
+py=${VITRT_PYTHON:-/usr/bin/python3}
+bin=$build/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# expect_exit CODE PATTERN DESCRIPTION -- command...: the command exits with CODE and stderr matches PATTERN.
+expect_exit() {
+  local want=$1 pattern=$2 what=$3
+  shift 4
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -eq "$want" ] && grep -Eq -- "$pattern" "$work/err"; then
+    ok "$what (exit $got: $(head -c 200 "$work/err" | tr '\n' ' '))"
+  else
+    bad "$what: exit $got (want $want), stderr: $(head -c 400 "$work/err")"
+  fi
+}
+
+compare_npy() {  # compare_npy OUT.npy REF_F64.npy MAX_ABS_F32_VS_F64 MAX_ABS_LOGIT
+  "$py" - "$@" <<'PY'
+import sys, numpy as np
+out, ref = np.load(sys.argv[1]), np.load(sys.argv[2])
+f32err, scale = float(sys.argv[3]), float(sys.argv[4])
+tol = max(8 * f32err, 4e-7 * scale)
+err = float(np.abs(out.astype(np.float64) - ref).max())
+same = bool((out.argmax(1) == ref.argmax(1)).all())
+print(f"max err {err:.3g} tol {tol:.3g} rel {err/scale:.3g} argmax {'equal' if same else 'DIFFERENT'}")
+sys.exit(0 if out.shape == ref.shape and err <= tol and err <= 1e-4 * scale and same else 1)
+PY
+}
+
+case_field() { "$py" -c "import json,sys; m=json.load(open('$cases/manifest.json')); c=[c for c in m['cases'] if c['name']=='$1'][0]; print(c['$2'])"; }
+
+# 1. Parity through the CLI for every architecture, auto-detected, in the containers real projects use.
+for name in deit_tiny pvt_v2_b0 deit_tiny_timm deit_safetensors; do
+  ckpt=$cases/$(case_field $name checkpoint)
+  if "$bin/vitrt-convert" "$ckpt" -o "$work/$name.vitrt" --labels "$cases/$name/labels.txt" >"$work/conv.out" 2>"$work/conv.err"; then
+    ok "convert $name ($(grep -m1 architecture "$work/conv.err"))"
+  else
+    bad "convert $name: $(cat "$work/conv.err")"
+    continue
+  fi
+  if "$bin/vitrt" run -m "$work/$name.vitrt" --input "$cases/$name/input.npy" --output "$work/$name.out.npy" --batch 2 2>"$work/err" &&
+     msg=$(compare_npy "$work/$name.out.npy" "$cases/$name/logits_f64.npy" "$(case_field $name max_abs_f32_vs_f64)" "$(case_field $name max_abs_logit)"); then
+    ok "vitrt run $name matches PyTorch: $msg"
+  else
+    bad "vitrt run $name: ${msg:-} $(cat "$work/err")"
+  fi
+done
+
+# 2. Bad model files: truncated, bit-flipped, not a model, missing.
+model=$work/deit_tiny.vitrt
+head -c 100000 "$model" >"$work/truncated.vitrt"
+expect_exit 2 "truncated.vitrt" "truncated model is refused" -- "$bin/vitrt" run -m "$work/truncated.vitrt" --input "$cases/deit_tiny/input.npy" --output "$work/x.npy"
+cp "$model" "$work/flipped.vitrt"
+printf '\x01' | dd of="$work/flipped.vitrt" bs=1 seek=3000000 conv=notrunc status=none
+expect_exit 2 "checksum mismatch" "bit-flipped model is refused" -- "$bin/vitrt" run -m "$work/flipped.vitrt" --input "$cases/deit_tiny/input.npy" --output "$work/x.npy"
+expect_exit 2 "not a vitrt model" "a checkpoint passed as a model is refused" -- "$bin/vitrt" inspect "$cases/deit_tiny/model.pth"
+expect_exit 2 "nope.vitrt" "a missing model file is reported" -- "$bin/vitrt" inspect "$work/nope.vitrt"
+
+# 3. Bad checkpoints: missing and unexpected keys are listed; garbage is refused.
+expect_exit 2 "blocks.1.attn.proj.weight" "checkpoint with a missing key" -- "$bin/vitrt-convert" "$cases/$(case_field deit_missing_key checkpoint)" -o "$work/m.vitrt"
+expect_exit 2 "blocks.0.foo.weight" "checkpoint with an unexpected key" -- "$bin/vitrt-convert" "$cases/$(case_field deit_extra_key checkpoint)" -o "$work/m.vitrt"
+head -c 5000 "$cases/deit_tiny/model.pth" >"$work/trunc.pth"
+expect_exit 2 "trunc.pth" "truncated checkpoint" -- "$bin/vitrt-convert" "$work/trunc.pth" -o "$work/m.vitrt"
+[ ! -e "$work/m.vitrt" ] && ok "no partial model file is left behind" || bad "a failed conversion left $work/m.vitrt"
+expect_exit 1 "arch" "unknown --arch" -- "$bin/vitrt-convert" "$cases/deit_tiny/model.pth" -o "$work/m.vitrt" --arch resnet
+
+# 4. Bad inputs.
+"$py" -c "import numpy as np; np.save('$work/wrong.npy', np.zeros((1,3,32,32), np.float32))"
+expect_exit 3 "expected float32 \[N,3,224,224\]" "wrong input shape" -- "$bin/vitrt" run -m "$model" --input "$work/wrong.npy" --output "$work/x.npy"
+expect_exit 3 "missing.npy" "missing input file" -- "$bin/vitrt" run -m "$model" --input "$work/missing.npy" --output "$work/x.npy"
+expect_exit 4 "cuda" "--backend cuda without a CUDA build or GPU" -- "$bin/vitrt" run -m "$model" --input "$cases/deit_tiny/input.npy" --output "$work/x.npy" --backend cuda
+
+# 5. classify / preprocess on real image files.
+"$py" - "$work" <<'PY'
+import sys, numpy as np
+from PIL import Image
+w = sys.argv[1]
+y, x = np.mgrid[0:300, 0:400]
+img = np.stack([(x * 0.6) % 256, (y * 0.8) % 256, ((x + y) * 0.3) % 256], -1).astype(np.uint8)
+Image.fromarray(img).save(f"{w}/a.png")
+Image.fromarray(img[::-1]).save(f"{w}/b.jpg", quality=92)
+open(f"{w}/broken.png", "wb").write(b"\x89PNG\r\n\x1a\n garbage")
+PY
+if "$bin/vitrt" classify -m "$model" "$work/a.png" "$work/b.jpg" -k 3 >"$work/out" 2>"$work/err" && grep -q "a.png" "$work/out" && [ "$(grep -c '^  [123]\.' "$work/out")" -eq 6 ]; then
+  ok "classify prints top-3 for two images"
+else
+  bad "classify: $(cat "$work/out" "$work/err")"
+fi
+if "$bin/vitrt" classify -m "$model" "$work/a.png" --json -k 2 >"$work/out" 2>"$work/err" &&
+   "$py" -c "import json; r=json.load(open('$work/out'))['results']; assert len(r)==1 and len(r[0]['top'])==2 and abs(sum(t['probability'] for t in r[0]['top']))<=1.0001"; then
+  ok "classify --json is valid JSON"
+else
+  bad "classify --json: $(cat "$work/out" "$work/err")"
+fi
+expect_exit 3 "broken.png" "an unreadable image among good ones" -- "$bin/vitrt" classify -m "$model" "$work/a.png" "$work/broken.png"
+grep -q "a.png" "$work/out" && ok "the good image is still classified" || bad "the good image's result was lost"
+if "$bin/vitrt" preprocess -m "$model" "$work/a.png" --output "$work/p.npy" 2>"$work/err" &&
+   "$py" -c "import numpy as np; a=np.load('$work/p.npy'); assert a.shape==(1,3,224,224) and a.dtype==np.float32"; then
+  ok "preprocess writes [1,3,224,224] float32"
+else
+  bad "preprocess: $(cat "$work/err")"
+fi
+
+# 6. inspect and bench.
+if "$bin/vitrt" inspect "$model" --plan >"$work/out" 2>"$work/err" && grep -q "SoftmaxAttention" "$work/out" && grep -q "lower bound" "$work/out"; then
+  ok "inspect --plan"
+else
+  bad "inspect --plan: $(cat "$work/err")"
+fi
+if "$bin/vitrt" inspect "$model" --plan --json >"$work/out" 2>"$work/err" &&
+   "$py" -c "import json; d=json.load(open('$work/out')); assert d['plan']['activation_bytes'] >= d['plan']['activation_lower_bound'] > 0 and len(d['plan']['steps'])==d['ops']"; then
+  ok "inspect --plan --json"
+else
+  bad "inspect --json: $(cat "$work/out" "$work/err" | head -c 600)"
+fi
+if "$bin/vitrt" bench -m "$work/deit_safetensors.vitrt" --batch 1,2 --repeat 2 --warmup 1 --json >"$work/out" 2>"$work/err" &&
+   "$py" -c "import json; d=json.load(open('$work/out')); assert len(d['rows'])==2 and all(r['median_ms']>0 for r in d['rows'])"; then
+  ok "bench --json"
+else
+  bad "bench: $(cat "$work/out" "$work/err" | head -c 600)"
+fi
+expect_exit 1 "" "no subcommand is a usage error" -- "$bin/vitrt"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

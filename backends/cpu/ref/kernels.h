@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Factories of the reference CPU kernels, one per op (backends/cpu/ref/<op>.cpp). Each checks the node's
+// attributes and planned shapes, may precompute (packed weights, owned by the kernel) and reports the
+// workspace it needs at the planned maximum batch.
+#include <memory>
+
+#include "backends/backend.h"
+
+namespace vitrt {
+namespace ref {
+
+using KernelFactory = Status (*)(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+
+Status create_conv2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_batch_norm2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_linear(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_layer_norm(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_gelu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_relu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_add(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_mul(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_concat(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_slice(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_reshape(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_transpose(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_reduce_mean(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_softmax(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_softmax_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_adaptive_avg_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+
+}  // namespace ref
+}  // namespace vitrt

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The reference CPU backend: a table OpType -> kernel factory. Every op, float32, version 1.
+#include "backends/cpu/ref/kernels.h"
+#include "ops/op_registry.h"
+
+namespace vitrt {
+namespace {
+
+constexpr int32_t kRefMaxVersion = 1;
+
+const ref::KernelFactory kFactories[kNumOpTypes] = {
+    ref::create_conv2d,             // kConv2d
+    ref::create_batch_norm2d,       // kBatchNorm2d
+    ref::create_linear,             // kLinear
+    ref::create_layer_norm,         // kLayerNorm
+    ref::create_gelu,               // kGelu
+    ref::create_relu,               // kRelu
+    ref::create_add,                // kAdd
+    ref::create_mul,                // kMul
+    ref::create_concat,             // kConcat
+    ref::create_slice,              // kSlice
+    ref::create_reshape,            // kReshape
+    ref::create_transpose,          // kTranspose
+    ref::create_reduce_mean,        // kReduceMean
+    ref::create_softmax,            // kSoftmax
+    ref::create_softmax_attention,  // kSoftmaxAttention
+    ref::create_adaptive_avg_pool2d,  // kAdaptiveAvgPool2d
+};
+static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
+
+class ReferenceBackend final : public Backend {
+ public:
+  const char* name() const override { return "ref"; }
+
+  bool supports(const Node& node) const override {
+    return op_type_valid(static_cast<int32_t>(node.type)) && node.version >= 1 &&
+           node.version <= kRefMaxVersion;
+  }
+
+  Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
+    if (!plan.node || !kernel || !info)
+      return invalid_argument("ref backend: create_kernel needs a node and outputs");
+    const Node& node = *plan.node;
+    const std::string where = std::string(op_type_name(node.type)) + " '" + node.name + "'";
+    if (!supports(node))
+      return unsupported("ref backend: " + where + " (version " + std::to_string(node.version) +
+                         ") is not supported");
+    if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst != 1)
+      return bad_model("ref backend: " + where + ": bad operand counts");
+    for (int i = 0; i < plan.num_src; ++i)
+      if (plan.src_tensors[i] && plan.src_tensors[i]->dtype != DType::kFloat32)
+        return unsupported("ref backend: " + where + ": input " + std::to_string(i) + " is " +
+                           dtype_name(plan.src_tensors[i]->dtype) + ", only float32 is implemented");
+    // The planned shapes must be what the op's own shape inference says.
+    const Shape* shapes[kMaxOpInputs] = {};
+    for (int i = 0; i < plan.num_src; ++i)
+      if (plan.src_tensors[i] || plan.src_shapes[i].rank > 0) shapes[i] = &plan.src_shapes[i];
+    Shape want[kMaxOpOutputs];
+    Status s = infer_node_shapes(node, shapes, plan.num_src, want);
+    if (!s.ok()) return s.with_context("ref backend: " + where);
+    if (want[0] != plan.dst_shapes[0])
+      return bad_model("ref backend: " + where + ": planned output " + plan.dst_shapes[0].str() +
+                       " disagrees with shape inference " + want[0].str());
+    *info = KernelInfo{};
+    std::unique_ptr<Kernel> k;
+    VITRT_RETURN_IF_ERROR(kFactories[static_cast<int32_t>(node.type)](plan, &k, info));
+    *kernel = std::move(k);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> create_reference_backend() {
+  return std::make_unique<ReferenceBackend>();
+}
+
+}  // namespace vitrt

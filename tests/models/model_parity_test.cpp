@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// End to end against PyTorch: checkpoints written by real torch.save (tools/reference/make_model_cases.py) go
+// through the converter, the file format and the loader, then run on the reference backend. Logits must match
+// PyTorch's float64 run within a tolerance derived from PyTorch's own float32-vs-float64 difference, and within
+// 1e-4 relative; argmax must agree.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "arch/arch.h"
+#include "checkpoint/checkpoint.h"
+#include "common/npy.h"
+#include "loader/model_loader.h"
+#include "model_writer.h"
+#include "runtime/session.h"
+
+using namespace vitrt;
+using json = nlohmann::json;
+
+namespace {
+
+std::string fixture_dir() {
+  const char* d = std::getenv("VITRT_FIXTURE_DIR");
+  return std::string(d ? d : "fixtures") + "/model_cases";
+}
+
+json manifest() {
+  std::ifstream f(fixture_dir() + "/manifest.json");
+  REQUIRE_MESSAGE(f.good(), "missing " << fixture_dir() << "/manifest.json (run the model_cases fixture)");
+  return json::parse(f);
+}
+
+Status convert_case(const json& c, const std::string& out_path, std::string* log) {
+  convert::Checkpoint ckpt;
+  VITRT_RETURN_IF_ERROR(convert::load_checkpoint(fixture_dir() + "/" + c["checkpoint"].get<std::string>(), &ckpt));
+  convert::ConvertOptions opt;
+  if (c.contains("labels") && c["labels"].is_string()) opt.labels_path = fixture_dir() + "/" + c["labels"].get<std::string>();
+  Graph g;
+  VITRT_RETURN_IF_ERROR(convert::convert_checkpoint(ckpt, opt, &g, log));
+  return write_model_file(g, out_path);
+}
+
+int argmax(const float* v, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+void check_case(const json& c) {
+  const std::string name = c["name"];
+  const std::string path = name + ".vitrt";
+  std::string log;
+  Status st = convert_case(c, path, &log);
+  if (c["expect_error"].get<bool>()) {
+    REQUIRE_FALSE(st.ok());
+    MESSAGE(name << ": " << st.message());
+    const std::string detail = c["error_detail"];
+    const std::string key = detail.substr(detail.rfind(' ') + 1);
+    CHECK_MESSAGE(st.message().find(key) != std::string::npos, "the message should name " << key << ": " << st.message());
+    return;
+  }
+  REQUIRE_MESSAGE(st.ok(), name << ": " << st.message());
+  std::shared_ptr<const Model> model;
+  st = load_model(path, &model);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  CHECK(model->graph.metadata.arch.rfind(c["arch"].get<std::string>(), 0) == 0);
+
+  std::vector<float> x;
+  std::vector<int64_t> xs;
+  REQUIRE(read_npy_f32(fixture_dir() + "/" + c["input"].get<std::string>(), &x, &xs).ok());
+  std::vector<double> ref;
+  std::vector<int64_t> rs;
+  REQUIRE(read_npy_f64(fixture_dir() + "/" + c["logits_f64"].get<std::string>(), &ref, &rs).ok());
+  const int batch = static_cast<int>(xs[0]);
+  const int classes = static_cast<int>(rs[1]);
+
+  SessionOptions so;
+  so.backend = "ref";
+  so.max_batch = batch;
+  so.poison_activations = true;  // unwritten elements would show up as NaN
+  std::unique_ptr<Session> session;
+  st = Session::create(model, so, &session);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  std::vector<float> y(static_cast<size_t>(batch) * classes, NAN);
+  st = session->run(x.data(), batch, y.data(), y.size());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+
+  const double f32_err = c["max_abs_f32_vs_f64"], scale = c["max_abs_logit"];
+  // PyTorch's own float32 error times a margin for a different (but equally valid) summation order, floored
+  // at a few float32 ulps of the logit scale.
+  const double tol = std::max(8.0 * f32_err, 4e-7 * scale);
+  double max_err = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    REQUIRE_MESSAGE(std::isfinite(y[i]), name << ": logit " << i << " is not finite");
+    max_err = std::max(max_err, std::abs(y[i] - ref[i]));
+  }
+  MESSAGE(name << ": max |vitrt - torch64| = " << max_err << " (torch32 vs torch64: " << f32_err << ", tolerance "
+               << tol << ", relative " << max_err / scale << ")");
+  CHECK_MESSAGE(max_err <= tol, name << ": logits differ from PyTorch by " << max_err << " > " << tol);
+  CHECK_MESSAGE(max_err <= 1e-4 * scale, name << ": relative error " << max_err / scale << " > 1e-4");
+  for (int b = 0; b < batch; ++b) {
+    const int want = c["argmax"][b];
+    CHECK_MESSAGE(argmax(y.data() + b * classes, classes) == want, name << ": argmax of image " << b);
+  }
+  // Batch 1 inside the batch-2 plan gives the first image's logits.
+  std::vector<float> y1(classes);
+  REQUIRE(session->run(x.data(), 1, y1.data(), y1.size()).ok());
+  for (int i = 0; i < classes; ++i) CHECK(std::abs(y1[i] - y[i]) <= tol);
+  if (c.contains("logits_f32_non_ema")) {
+    std::vector<float> other;
+    std::vector<int64_t> os;
+    REQUIRE(read_npy_f32(fixture_dir() + "/" + c["logits_f32_non_ema"].get<std::string>(), &other, &os).ok());
+    double d = 0;
+    for (size_t i = 0; i < other.size(); ++i) d = std::max(d, static_cast<double>(std::abs(other[i] - y[i])));
+    CHECK_MESSAGE(d > 100 * tol, "the converter picked state_dict instead of state_dict_ema");
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("models: every PyTorch case converts and matches, or fails with a clear message") {
+  const json m = manifest();
+  REQUIRE(m["cases"].size() >= 5);
+  for (const json& c : m["cases"]) {
+    SUBCASE(c["name"].get<std::string>().c_str()) { check_case(c); }
+  }
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The PyTorch op cases written by tools/reference/make_op_cases.py (manifest.json + .npy files), loaded into
+// OpTypes, OpAttrs and tensors ready for OpRunner.
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/npy.h"
+#include "op_test_util.h"
+
+namespace vitrt {
+namespace test {
+
+struct OpCaseInput {
+  bool present = false;
+  bool constant = false;  // a weight: a graph constant
+  bool batched = false;   // dim 0 is the batch
+  HostTensor tensor;
+};
+
+struct OpCase {
+  std::string name;
+  OpType type = OpType::kAdd;
+  OpAttrs attrs;
+  std::vector<OpCaseInput> inputs;
+  Shape out_shape;
+  std::vector<double> expected64, expected32;
+  bool batchable = false;
+
+  std::vector<const HostTensor*> input_ptrs() const {
+    std::vector<const HostTensor*> v;
+    for (const auto& i : inputs) v.push_back(i.present ? &i.tensor : nullptr);
+    return v;
+  }
+  std::vector<bool> constant_flags() const {
+    std::vector<bool> v;
+    for (const auto& i : inputs) v.push_back(i.constant);
+    return v;
+  }
+};
+
+// The op-case directory: $VITRT_FIXTURE_DIR/op_cases, or "" when the variable is unset.
+inline std::string op_cases_dir() {
+  const char* d = std::getenv("VITRT_FIXTURE_DIR");
+  return d ? std::string(d) + "/op_cases" : std::string();
+}
+
+inline bool op_type_from_name(const std::string& s, OpType* out) {
+  for (int32_t i = 0; i < kNumOpTypes; ++i)
+    if (s == op_type_name(static_cast<OpType>(i))) {
+      *out = static_cast<OpType>(i);
+      return true;
+    }
+  return false;
+}
+
+inline Activation activation_from_name(const std::string& s) {
+  if (s == "relu") return Activation::kRelu;
+  if (s == "gelu_erf") return Activation::kGeluErf;
+  if (s == "gelu_tanh") return Activation::kGeluTanh;
+  return Activation::kNone;
+}
+
+inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
+  switch (type) {
+    case OpType::kConv2d: {
+      Conv2dAttrs a;
+      a.stride_h = j.at("stride_h");
+      a.stride_w = j.at("stride_w");
+      a.pad_h = j.at("pad_h");
+      a.pad_w = j.at("pad_w");
+      a.dilation_h = j.at("dilation_h");
+      a.dilation_w = j.at("dilation_w");
+      a.groups = j.at("groups");
+      a.activation = activation_from_name(j.at("activation"));
+      return a;
+    }
+    case OpType::kBatchNorm2d:
+      return BatchNorm2dAttrs{j.at("eps").get<float>()};
+    case OpType::kLinear:
+      return LinearAttrs{activation_from_name(j.at("activation"))};
+    case OpType::kLayerNorm:
+      return LayerNormAttrs{j.at("eps").get<float>()};
+    case OpType::kGelu:
+      return GeluAttrs{j.at("approximation") == "tanh" ? GeluApproximation::kTanh : GeluApproximation::kErf};
+    case OpType::kConcat:
+      return ConcatAttrs{j.at("axis").get<int32_t>()};
+    case OpType::kSlice: {
+      SliceAttrs a;
+      a.axis = j.at("axis");
+      a.start = j.at("start");
+      a.end = j.at("end");
+      return a;
+    }
+    case OpType::kReshape:
+      return ReshapeAttrs{j.at("shape").get<std::vector<int64_t>>()};
+    case OpType::kTranspose:
+      return TransposeAttrs{j.at("perm").get<std::vector<int32_t>>()};
+    case OpType::kReduceMean:
+      return ReduceMeanAttrs{j.at("axes").get<std::vector<int32_t>>(), j.at("keepdims").get<bool>()};
+    case OpType::kSoftmax:
+      return SoftmaxAttrs{j.at("axis").get<int32_t>()};
+    case OpType::kSoftmaxAttention: {
+      SoftmaxAttentionAttrs a;
+      a.num_heads = j.at("num_heads");
+      a.scale = j.at("scale");
+      const std::string l = j.at("inputs");
+      a.inputs = l == "qkv"    ? AttentionInputs::kQkvPacked
+                 : l == "q_kv" ? AttentionInputs::kQKvPacked
+                               : AttentionInputs::kSeparate;
+      return a;
+    }
+    case OpType::kAdaptiveAvgPool2d:
+      return AdaptiveAvgPool2dAttrs{j.at("out_h").get<int32_t>(), j.at("out_w").get<int32_t>()};
+    default:
+      return NoAttrs{};
+  }
+}
+
+inline Status load_op_cases(const std::string& dir, std::vector<OpCase>* cases) {
+  std::ifstream f(dir + "/manifest.json");
+  if (!f) return io_error("cannot open " + dir + "/manifest.json (run tools/reference/make_op_cases.py)");
+  nlohmann::json m;
+  try {
+    f >> m;
+    for (const auto& jc : m.at("cases")) {
+      OpCase c;
+      c.name = jc.at("name");
+      if (!op_type_from_name(jc.at("op"), &c.type)) return bad_input("unknown op in case " + c.name);
+      c.attrs = attrs_from_json(c.type, jc.at("attrs"));
+      for (const auto& ji : jc.at("inputs")) {
+        OpCaseInput in;
+        if (!ji.is_null()) {
+          in.present = true;
+          in.constant = ji.at("const");
+          in.batched = ji.at("batched");
+          std::vector<int64_t> shape;
+          VITRT_RETURN_IF_ERROR(
+              read_npy_f32(dir + "/" + ji.at("file").get<std::string>(), &in.tensor.data, &shape));
+          if (!Shape::from_vector(shape, &in.tensor.shape)) return bad_input("rank too large in " + c.name);
+        }
+        c.inputs.push_back(std::move(in));
+      }
+      std::vector<int64_t> shape, shape32;
+      VITRT_RETURN_IF_ERROR(
+          read_npy_f64(dir + "/" + jc.at("expected64").get<std::string>(), &c.expected64, &shape));
+      VITRT_RETURN_IF_ERROR(
+          read_npy_f64(dir + "/" + jc.at("expected32").get<std::string>(), &c.expected32, &shape32));
+      if (!Shape::from_vector(shape, &c.out_shape) || shape != shape32)
+        return bad_input("bad expected shape in " + c.name);
+      c.batchable = jc.value("batchable", false);
+      cases->push_back(std::move(c));
+    }
+  } catch (const std::exception& e) {
+    return bad_input(std::string("bad op-case manifest: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace test
+}  // namespace vitrt

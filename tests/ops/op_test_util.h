@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Running one op on any backend, for the backend parity tests (reference now; AVX-512 and CUDA reuse it).
+//
+// OpRunner builds a one-node graph (weight inputs as constants), infers shapes with the op registry, plans
+// the kernel on the backend, and runs it with 64-byte-aligned buffers: inputs copied in, output and workspace
+// poisoned with NaN first so that an unwritten element shows. compare_to_reference() checks an output against
+// a float64 reference with a tolerance derived from PyTorch's own float32 error.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "ops/op_registry.h"
+
+namespace vitrt {
+namespace test {
+
+struct HostTensor {
+  Shape shape;
+  std::vector<float> data;
+};
+
+// A zero-length-safe float buffer aligned to 64 bytes.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t floats) { resize(floats); }
+  void resize(size_t floats) {
+    const size_t bytes = ((floats * sizeof(float) + 63) / 64 + 1) * 64;
+    mem_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    size_ = floats;
+  }
+  float* data() { return mem_.get(); }
+  size_t size() const { return size_; }
+  void fill(float v) {
+    for (size_t i = 0; i < size_; ++i) mem_.get()[i] = v;
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> mem_;
+  size_t size_ = 0;
+};
+
+class OpRunner {
+ public:
+  // Plans `type` with `attrs` on `backend` for `inputs` (shapes at the maximum batch; nullptr = an absent
+  // optional input). constant[i] makes input i a graph constant (a weight): its data is given at plan time.
+  Status plan(Backend& backend, OpType type, const OpAttrs& attrs,
+              const std::vector<const HostTensor*>& inputs, const std::vector<bool>& constant,
+              const std::string& name = "test_op") {
+    graph_ = Graph{};
+    std::vector<int32_t> ins;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i]) {
+        ins.push_back(kAbsent);
+      } else if (i < constant.size() && constant[i]) {
+        ins.push_back(graph_.add_constant("in" + std::to_string(i), inputs[i]->shape, inputs[i]->data));
+      } else {
+        ins.push_back(graph_.add_activation("in" + std::to_string(i), inputs[i]->shape));
+        graph_.inputs.push_back(ins.back());
+      }
+    }
+    const int32_t out = graph_.add_activation("out", Shape{});
+    graph_.outputs.push_back(out);
+    graph_.add_node(type, attrs, ins, {out}, name);
+    const Node& node = graph_.nodes.back();
+    KernelPlan plan;
+    plan.node = &node;
+    plan.graph = &graph_;
+    plan.num_src = static_cast<int>(ins.size());
+    const Shape* shapes[kMaxOpInputs] = {};
+    for (int i = 0; i < plan.num_src; ++i) {
+      if (ins[i] == kAbsent) continue;
+      plan.src_tensors[i] = &graph_.tensors[ins[i]];
+      plan.src_shapes[i] = inputs[i]->shape;
+      shapes[i] = &plan.src_shapes[i];
+    }
+    Shape dst[kMaxOpOutputs];
+    VITRT_RETURN_IF_ERROR(infer_node_shapes(node, shapes, plan.num_src, dst));
+    graph_.tensors[out].shape = dst[0];
+    plan.num_dst = 1;
+    plan.dst_shapes[0] = dst[0];
+    out_shape_ = dst[0];
+    constant_ = constant;
+    constant_.resize(inputs.size(), false);
+    info_ = KernelInfo{};
+    kernel_.reset();
+    VITRT_RETURN_IF_ERROR(backend.create_kernel(plan, &kernel_, &info_));
+    if (!kernel_) return runtime_error("backend returned no kernel");
+    workspace_.resize(info_.workspace_bytes / sizeof(float) + 1);
+    return Status::Ok();
+  }
+
+  const Shape& planned_output_shape() const { return out_shape_; }
+  const KernelInfo& info() const { return info_; }
+  const Graph& graph() const { return graph_; }
+
+  // Runs on `inputs` (actual shapes, e.g. a smaller batch). The output shape is `out_shape` when given, else
+  // inferred from the inputs (the planned one when inference fails, so that the kernel sees the bad shapes).
+  // With `inplace`, dst shares src[0]'s buffer. `out` receives the output shape and values.
+  Status run(const std::vector<const HostTensor*>& inputs, HostTensor* out, const Shape* out_shape = nullptr,
+             bool inplace = false) {
+    if (!kernel_) return runtime_error("not planned");
+    const int n = static_cast<int>(inputs.size());
+    std::vector<AlignedBuffer> bufs(n);
+    std::vector<TensorRef> refs(n);
+    KernelArgs args;
+    args.num_src = n;
+    const Shape* shapes[kMaxOpInputs] = {};
+    for (int i = 0; i < n && i < kMaxOpInputs; ++i) {
+      if (!inputs[i]) continue;
+      bufs[i].resize(inputs[i]->data.size());
+      if (!inputs[i]->data.empty())
+        std::memcpy(bufs[i].data(), inputs[i]->data.data(), inputs[i]->data.size() * sizeof(float));
+      refs[i].data = bufs[i].data();
+      refs[i].shape = inputs[i]->shape;
+      args.src[i] = &refs[i];
+      shapes[i] = &refs[i].shape;
+    }
+    Shape dst_shape = out_shape_;
+    if (out_shape) {
+      dst_shape = *out_shape;
+    } else {
+      Shape inferred[kMaxOpOutputs];
+      if (infer_node_shapes(graph_.nodes.back(), shapes, n, inferred).ok()) dst_shape = inferred[0];
+    }
+    AlignedBuffer out_buf;
+    TensorRef dst;
+    dst.shape = dst_shape;
+    if (inplace) {
+      dst.data = refs[0].data;  // src[0]'s buffer
+    } else {
+      out_buf.resize(static_cast<size_t>(dst_shape.numel()));
+      out_buf.fill(std::numeric_limits<float>::quiet_NaN());
+      dst.data = out_buf.data();
+    }
+    args.dst[0] = &dst;
+    args.num_dst = 1;
+    workspace_.fill(std::numeric_limits<float>::quiet_NaN());
+    args.workspace = info_.workspace_bytes ? workspace_.data() : nullptr;
+    args.workspace_bytes = info_.workspace_bytes;
+    Status s = kernel_->run(args);
+    if (s.ok() && out) {
+      out->shape = dst_shape;
+      const float* p = static_cast<const float*>(dst.data);
+      out->data.assign(p, p + dst_shape.numel());
+    }
+    return s;
+  }
+
+  // Direct access for tests that need unusual KernelArgs (null data, short workspace).
+  Kernel* kernel() { return kernel_.get(); }
+
+ private:
+  Graph graph_;
+  std::vector<bool> constant_;
+  std::unique_ptr<Kernel> kernel_;
+  KernelInfo info_;
+  Shape out_shape_;
+  AlignedBuffer workspace_;
+};
+
+struct Comparison {
+  bool ok = false;
+  double max_err = 0;  // max |actual - reference|
+  double tolerance = 0;
+  int64_t worst = -1;  // index of max_err, or of the first non-finite mismatch
+  std::string message;
+};
+
+// Compares `actual` with the float64 reference. tolerance = max(factor · max|ref32 - ref64|, rel ·
+// max|ref64|): a backend may be a few times less accurate than PyTorch's float32 kernels, never more than
+// that. NaN (an unwritten, poisoned element) or a non-finite value where the reference is finite always
+// fails.
+inline Comparison compare_to_reference(const std::vector<float>& actual, const std::vector<double>& ref64,
+                                       const std::vector<double>& ref32, double factor = 4.0,
+                                       double rel = 1e-6) {
+  Comparison c;
+  if (actual.size() != ref64.size() || ref32.size() < ref64.size()) {
+    c.message = "size " + std::to_string(actual.size()) + " != expected " + std::to_string(ref64.size());
+    return c;
+  }
+  double d32 = 0, scale = 0;
+  for (size_t i = 0; i < ref64.size(); ++i) {
+    d32 = std::fmax(d32, std::fabs(ref32[i] - ref64[i]));
+    scale = std::fmax(scale, std::fabs(ref64[i]));
+  }
+  c.tolerance = std::fmax(factor * d32, std::fmax(rel * scale, 1e-30));
+  c.ok = true;
+  for (size_t i = 0; i < ref64.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(actual[i]) - ref64[i]);
+    if (!(e <= c.tolerance)) {  // also catches NaN
+      if (c.ok || std::isnan(e) || e > c.max_err) c.worst = static_cast<int64_t>(i);
+      c.ok = false;
+    }
+    if (std::isnan(e))
+      c.max_err = std::numeric_limits<double>::quiet_NaN();
+    else if (!std::isnan(c.max_err))
+      c.max_err = std::fmax(c.max_err, e);
+  }
+  c.message = "max error " + std::to_string(c.max_err) + " vs tolerance " + std::to_string(c.tolerance) +
+              " (torch float32 error " + std::to_string(d32) + ", scale " + std::to_string(scale) + ")";
+  if (!c.ok)
+    c.message += "; at element " + std::to_string(c.worst) + ": got " +
+                 std::to_string(actual[static_cast<size_t>(c.worst)]) + ", expected " +
+                 std::to_string(ref64[static_cast<size_t>(c.worst)]);
+  return c;
+}
+
+}  // namespace test
+}  // namespace vitrt

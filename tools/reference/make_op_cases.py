@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright the vitrt authors.
+"""Per-op parity cases for the backend tests (tests/ops): random inputs, PyTorch results.
+
+Each case is one op on float32 inputs. The expected output is computed by torch.nn.functional twice: on the
+inputs widened to float64 (the reference) and on the float32 inputs themselves (PyTorch's own float32 error,
+from which the tests derive their tolerance). Everything is written as .npy next to manifest.json:
+
+  {"version": 1, "cases": [{"name", "op", "attrs", "inputs": [{"file", "const", "batched"} | null],
+                            "expected64", "expected32", "batchable"}]}
+
+`const` inputs (weights) become graph constants; `batched` inputs have the batch in dim 0. A case is
+`batchable` when running it on the first batch item of every batched input yields the first item of the
+expected output (the tests then plan at the full batch and run with batch 1).
+
+Usage: make_op_cases.py --out DIR   (needs torch and numpy; Debian's /usr/bin/python3 with python3-torch)
+"""
+import argparse
+import json
+import math
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+ACTIVATIONS = {"none": lambda x: x, "relu": F.relu, "gelu_erf": F.gelu,
+               "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
+
+
+def attention(attrs, xs):
+    h, scale, layout = attrs["num_heads"], attrs["scale"], attrs["inputs"]
+    if layout == "separate":
+        q, k, v = xs
+    elif layout == "qkv":
+        c = xs[0].shape[2] // 3
+        q, k, v = xs[0][..., :c], xs[0][..., c:2 * c], xs[0][..., 2 * c:]
+    else:
+        c = xs[0].shape[2]
+        q, k, v = xs[0], xs[1][..., :c], xs[1][..., c:]
+    b, nq, c = q.shape
+    nk, d = k.shape[1], c // h
+    qh = q.reshape(b, nq, h, d).transpose(1, 2)
+    kh = k.reshape(b, nk, h, d).transpose(1, 2)
+    vh = v.reshape(b, nk, h, d).transpose(1, 2)
+    p = torch.softmax((qh @ kh.transpose(-2, -1)) * scale, dim=-1)
+    return (p @ vh).transpose(1, 2).reshape(b, nq, c)
+
+
+def concat(attrs, xs):
+    axis = attrs["axis"] % xs[0].dim()
+    target = list(torch.broadcast_shapes(*[tuple(1 if i == axis else s for i, s in enumerate(x.shape)) for x in xs]))
+    parts = []
+    for x in xs:
+        t = list(target)
+        t[axis] = x.shape[axis]
+        parts.append(x.expand(*t))
+    return torch.cat(parts, axis)
+
+
+def reshape(attrs, xs):
+    x = xs[0]
+    return x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(attrs["shape"])])
+
+
+def slice_(attrs, xs):
+    x = xs[0]
+    axis = attrs["axis"] % x.dim()
+    return x[(slice(None),) * axis + (slice(attrs["start"], attrs["end"]),)]
+
+
+def run_op(op, attrs, xs):
+    if op == "Conv2d":
+        y = F.conv2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, (attrs["stride_h"], attrs["stride_w"]),
+                     (attrs["pad_h"], attrs["pad_w"]), (attrs["dilation_h"], attrs["dilation_w"]), attrs["groups"])
+        return ACTIVATIONS[attrs["activation"]](y)
+    if op == "BatchNorm2d":
+        return F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], training=False, eps=attrs["eps"])
+    if op == "Linear":
+        return ACTIVATIONS[attrs["activation"]](F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None))
+    if op == "LayerNorm":
+        g = xs[1] if len(xs) > 1 else None
+        b = xs[2] if len(xs) > 2 else None
+        return F.layer_norm(xs[0], (xs[0].shape[-1],), g, b, attrs["eps"])
+    if op == "Gelu":
+        return F.gelu(xs[0], approximate="tanh" if attrs["approximation"] == "tanh" else "none")
+    if op == "Relu":
+        return F.relu(xs[0])
+    if op == "Add":
+        return xs[0] + xs[1]
+    if op == "Mul":
+        return xs[0] * xs[1]
+    if op == "Concat":
+        return concat(attrs, xs)
+    if op == "Slice":
+        return slice_(attrs, xs)
+    if op == "Reshape":
+        return reshape(attrs, xs)
+    if op == "Transpose":
+        return xs[0].permute(attrs["perm"])
+    if op == "ReduceMean":
+        return xs[0].mean(dim=attrs["axes"], keepdim=attrs["keepdims"])
+    if op == "Softmax":
+        return F.softmax(xs[0], dim=attrs["axis"])
+    if op == "SoftmaxAttention":
+        return attention(attrs, xs)
+    if op == "AdaptiveAvgPool2d":
+        return F.adaptive_avg_pool2d(xs[0], (attrs["out_h"], attrs["out_w"]))
+    raise ValueError(op)
+
+
+class Writer:
+    def __init__(self, out):
+        self.out = out
+        self.cases = []
+        self.names = set()
+        self.gen = torch.Generator().manual_seed(20240601)
+
+    def randn(self, *shape, scale=1.0, offset=0.0):
+        return torch.randn(*shape, generator=self.gen) * scale + offset
+
+    def rand(self, *shape, lo=0.0, hi=1.0):
+        return torch.rand(*shape, generator=self.gen) * (hi - lo) + lo
+
+    def add(self, name, op, attrs, inputs, const=()):
+        """inputs: list of float32 tensors (None for an absent optional input); const: indices of weights."""
+        assert name not in self.names, name
+        self.names.add(name)
+        xs32 = [None if x is None else x.to(torch.float32).contiguous() for x in inputs]
+        present32 = [x for x in xs32 if x is not None] if op != "LayerNorm" else xs32
+        with torch.no_grad():
+            y64 = run_op(op, attrs, [None if x is None else x.double() for x in present32])
+            y32 = run_op(op, attrs, present32)
+        batch = y64.shape[0] if y64.dim() > 0 else 0
+        entries = []
+        batched = []
+        for i, x in enumerate(xs32):
+            if x is None:
+                entries.append(None)
+                batched.append(False)
+                continue
+            fname = f"{name}.in{i}.npy"
+            np.save(os.path.join(self.out, fname), x.numpy())
+            is_b = i not in const and x.dim() > 0 and batch >= 2 and x.shape[0] == batch
+            batched.append(is_b)
+            entries.append({"file": fname, "const": i in const, "batched": is_b})
+        batchable = False
+        if batch >= 2 and any(batched):
+            try:
+                sub = [None if x is None else (x[:1] if b else x) for x, b in zip(xs32, batched)]
+                sub = [x for x in sub if x is not None] if op != "LayerNorm" else sub
+                with torch.no_grad():
+                    y1 = run_op(op, attrs, [None if x is None else x.double() for x in sub])
+                batchable = tuple(y1.shape) == (1,) + tuple(y64.shape[1:]) and bool(torch.allclose(y1, y64[:1]))
+            except RuntimeError:
+                batchable = False
+        np.save(os.path.join(self.out, f"{name}.out64.npy"), y64.numpy())
+        np.save(os.path.join(self.out, f"{name}.out32.npy"), y32.numpy())
+        self.cases.append({"name": name, "op": op, "attrs": attrs, "inputs": entries,
+                           "expected64": f"{name}.out64.npy", "expected32": f"{name}.out32.npy",
+                           "batchable": batchable})
+
+    def finish(self):
+        with open(os.path.join(self.out, "manifest.json"), "w") as f:
+            json.dump({"version": 1, "cases": self.cases}, f, indent=1)
+
+
+def conv_cases(w):
+    # name, B, Cin, H, W, Cout, (kh, kw), (sh, sw), (ph, pw), (dh, dw), groups, bias, activation
+    specs = [
+        ("conv_patch4", 2, 3, 16, 16, 8, (4, 4), (4, 4), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_patch16", 1, 3, 32, 32, 24, (16, 16), (16, 16), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_3x3_same", 2, 4, 9, 9, 5, (3, 3), (1, 1), (1, 1), (1, 1), 1, True, "none"),
+        ("conv_k7s4p3_overlap", 2, 3, 29, 31, 7, (7, 7), (4, 4), (3, 3), (1, 1), 1, True, "none"),
+        ("conv_k3s2p1_overlap", 2, 7, 13, 13, 13, (3, 3), (2, 2), (1, 1), (1, 1), 1, True, "none"),
+        ("conv_depthwise", 2, 13, 7, 7, 13, (3, 3), (1, 1), (1, 1), (1, 1), 13, True, "none"),
+        ("conv_depthwise_mult2", 1, 6, 8, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 6, True, "none"),
+        ("conv_dilated", 1, 5, 11, 10, 3, (3, 3), (1, 1), (2, 2), (2, 2), 1, True, "none"),
+        ("conv_grouped3", 2, 6, 8, 8, 9, (3, 3), (2, 2), (1, 1), (1, 1), 3, True, "none"),
+        ("conv_1x1", 2, 97, 5, 5, 7, (1, 1), (1, 1), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_1x1_s2", 2, 7, 5, 6, 3, (1, 1), (2, 2), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_1x1_pad1", 1, 3, 4, 4, 2, (1, 1), (1, 1), (1, 1), (1, 1), 1, True, "none"),
+        ("conv_sr2", 1, 16, 14, 14, 16, (2, 2), (2, 2), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_asym", 2, 3, 10, 12, 4, (3, 5), (2, 1), (1, 2), (1, 2), 1, True, "none"),
+        ("conv_nobias", 2, 4, 6, 6, 3, (3, 3), (1, 1), (0, 0), (1, 1), 1, False, "none"),
+        ("conv_out1x1", 1, 3, 5, 5, 2, (5, 5), (1, 1), (0, 0), (1, 1), 1, True, "none"),
+        ("conv_relu", 2, 4, 7, 7, 6, (3, 3), (1, 1), (1, 1), (1, 1), 1, True, "relu"),
+        ("conv_gelu", 2, 4, 7, 7, 6, (3, 3), (2, 2), (1, 1), (1, 1), 2, True, "gelu_erf"),
+        ("conv_gelu_tanh", 1, 6, 7, 7, 6, (3, 3), (1, 1), (1, 1), (1, 1), 6, True, "gelu_tanh"),
+    ]
+    for name, b, cin, h, wd, cout, k, s, p, d, g, bias, act in specs:
+        fan = cin // g * k[0] * k[1]
+        x = w.randn(b, cin, h, wd)
+        wt = w.randn(cout, cin // g, k[0], k[1], scale=1.0 / math.sqrt(fan))
+        inputs = [x, wt] + ([w.randn(cout, scale=0.5)] if bias else [])
+        attrs = {"stride_h": s[0], "stride_w": s[1], "pad_h": p[0], "pad_w": p[1], "dilation_h": d[0],
+                 "dilation_w": d[1], "groups": g, "activation": act}
+        w.add(name, "Conv2d", attrs, inputs, const=(1, 2))
+
+
+def linear_cases(w):
+    specs = [  # name, input shape, N, bias, activation
+        ("linear_small", (2, 7, 13), 5, True, "none"),
+        ("linear_deit_qkv", (2, 197, 192), 576, True, "none"),
+        ("linear_deit_fc1_gelu", (1, 197, 192), 768, True, "gelu_erf"),
+        ("linear_2d", (3, 97), 3, True, "none"),
+        ("linear_rank4", (2, 3, 4, 8), 6, True, "none"),
+        ("linear_k1", (2, 5, 1), 4, True, "none"),
+        ("linear_n1", (2, 5, 9), 1, True, "none"),
+        ("linear_nobias", (2, 7, 33), 17, False, "none"),
+        ("linear_relu", (2, 13, 16), 24, True, "relu"),
+        ("linear_gelu_tanh", (2, 3, 16), 7, True, "gelu_tanh"),
+        ("linear_head", (3, 192), 1000, True, "none"),
+    ]
+    for name, shape, n, bias, act in specs:
+        k = shape[-1]
+        inputs = [w.randn(*shape), w.randn(n, k, scale=1.0 / math.sqrt(k))] + ([w.randn(n, scale=0.5)] if bias else [])
+        w.add(name, "Linear", {"activation": act}, inputs, const=(1, 2))
+
+
+def norm_cases(w):
+    for name, shape, eps in [("bn_basic", (2, 7, 5, 3), 1e-5), ("bn_eps3", (1, 13, 4, 4), 1e-3),
+                             ("bn_1x1", (3, 97, 1, 1), 1e-5)]:
+        c = shape[1]
+        w.add(name, "BatchNorm2d", {"eps": eps},
+              [w.randn(*shape, scale=2.0, offset=0.5), w.randn(c), w.randn(c), w.randn(c, scale=0.5),
+               w.rand(c, lo=0.1, hi=3.0)], const=(1, 2, 3, 4))
+    for name, shape, eps, affine, offset in [
+            ("ln_small", (2, 7, 13), 1e-5, "both", 0.0), ("ln_deit", (2, 197, 192), 1e-6, "both", 0.0),
+            ("ln_offset", (2, 5, 64), 1e-6, "both", 100.0), ("ln_noaffine", (3, 7, 9), 1e-5, "none", 0.0),
+            ("ln_gamma_only", (2, 3, 8), 1e-5, "gamma", 0.0), ("ln_c1", (3, 1), 1e-5, "both", 0.0),
+            ("ln_2d", (4, 97), 1e-5, "both", 1.0), ("ln_rank4", (2, 3, 5, 7), 1e-5, "both", 0.0)]:
+        c = shape[-1]
+        x = w.randn(*shape, offset=offset)
+        if affine == "both":
+            w.add(name, "LayerNorm", {"eps": eps}, [x, w.randn(c, offset=1.0), w.randn(c)], const=(1, 2))
+        elif affine == "gamma":
+            w.add(name, "LayerNorm", {"eps": eps}, [x, w.randn(c, offset=1.0), None], const=(1,))
+        else:
+            w.add(name, "LayerNorm", {"eps": eps}, [x])
+
+
+def elementwise_cases(w):
+    w.add("gelu_erf", "Gelu", {"approximation": "erf"}, [w.randn(2, 97, 13, scale=3.0)])
+    w.add("gelu_tanh", "Gelu", {"approximation": "tanh"}, [w.randn(2, 97, 13, scale=3.0)])
+    w.add("gelu_erf_wide", "Gelu", {"approximation": "erf"}, [torch.linspace(-12, 12, 1001).reshape(7, 143)])
+    w.add("gelu_tanh_wide", "Gelu", {"approximation": "tanh"}, [torch.linspace(-12, 12, 1001).reshape(7, 143)])
+    w.add("relu", "Relu", {}, [w.randn(3, 7, 5)])
+    w.add("relu_1d", "Relu", {}, [w.randn(1)])
+    for op in ("Add", "Mul"):
+        p = op.lower()
+        for name, a, b in [("same", (2, 7, 13), (2, 7, 13)), ("row", (2, 7, 13), (13,)),
+                           ("mid", (2, 7, 13), (1, 7, 1)), ("both", (2, 1, 5), (1, 7, 1)),
+                           ("scalar", (3, 4), (1,)), ("rank", (4, 3, 1, 5), (3, 7, 1)),
+                           ("chan", (2, 13, 7, 7), (1, 13, 1, 1)), ("left_bcast", (13,), (2, 7, 13)),
+                           ("batch_item", (3, 5, 4), (3, 1, 1))]:
+            w.add(f"{p}_{name}", op, {}, [w.randn(*a), w.randn(*b)])
+
+
+def layout_cases(w):
+    c = 12
+    w.add("concat_cls", "Concat", {"axis": 1}, [w.randn(1, 1, c), w.randn(2, 7, c)])
+    w.add("concat_cls_dist", "Concat", {"axis": 1}, [w.randn(1, 1, c), w.randn(1, 1, c), w.randn(3, 5, c)])
+    w.add("concat_last", "Concat", {"axis": -1}, [w.randn(2, 3, 4), w.randn(2, 3, 7)])
+    w.add("concat_axis0", "Concat", {"axis": 0}, [w.randn(2, 3, 4), w.randn(1, 3, 4)])
+    w.add("concat_bcast_mid", "Concat", {"axis": 2}, [w.randn(2, 1, 3), w.randn(1, 5, 2), w.randn(2, 5, 1)])
+    w.add("concat_single", "Concat", {"axis": 0}, [w.randn(3, 4)])
+    x = w.randn(2, 7, 5)
+    for name, axis, start, end in [("slice_cls", 1, 0, 1), ("slice_tokens", 1, 1, 10 ** 9),
+                                   ("slice_neg_start", 1, -3, 10 ** 9), ("slice_neg_end", -1, 1, -1),
+                                   ("slice_clamp", 2, -100, 3), ("slice_axis0", 0, 1, 2),
+                                   ("slice_neg_both", -2, -5, -2)]:
+        w.add(name, "Slice", {"axis": axis, "start": start, "end": end}, [x.clone()])
+    for name, shape, target in [("reshape_heads", (2, 7, 12), [0, 7, 3, 4]), ("reshape_flat", (2, 7, 12), [-1, 12]),
+                                ("reshape_zero_infer", (2, 7, 12), [0, -1]), ("reshape_keep2", (2, 3, 4, 5), [0, 0, -1]),
+                                ("reshape_split", (3, 20), [0, 4, 5])]:
+        w.add(name, "Reshape", {"shape": target}, [w.randn(*shape)])
+    for name, shape, perm in [("transpose_heads", (2, 7, 3, 4), [0, 2, 1, 3]), ("transpose_last2", (2, 5, 6), [0, 2, 1]),
+                              ("transpose_nchw_nlc", (2, 13, 3, 5), [0, 2, 3, 1]),
+                              ("transpose_mixed", (2, 3, 4, 5), [3, 1, 0, 2]), ("transpose_identity", (4, 3), [0, 1]),
+                              ("transpose_1d", (5,), [0])]:
+        w.add(name, "Transpose", {"perm": perm}, [w.randn(*shape)])
+
+
+def reduce_softmax_cases(w):
+    for name, shape, axes, keep in [("mean_tokens", (2, 49, 13), [1], False), ("mean_hw_keep", (2, 13, 5, 5), [2, 3], True),
+                                    ("mean_last", (2, 7, 13), [-1], False), ("mean_0_2", (3, 4, 5), [0, 2], False),
+                                    ("mean_all_keep", (2, 3, 4), [0, 1, 2], True), ("mean_hw", (2, 7, 3, 4), [-2, -1], False)]:
+        w.add(name, "ReduceMean", {"axes": axes, "keepdims": keep}, [w.randn(*shape, offset=0.5)])
+    for name, shape, axis in [("softmax_last", (2, 3, 7, 7), -1), ("softmax_mid", (2, 5, 3), 1),
+                              ("softmax_axis0", (3, 4), 0), ("softmax_wide", (2, 197), -1), ("softmax_len1", (3, 1), -1)]:
+        w.add(name, "Softmax", {"axis": axis}, [w.randn(*shape, scale=4.0)])
+
+
+def pool_cases(w):
+    # Divisible and non-divisible bins (overlapping windows), upsampling (out > in), PVT v2-li's 56x56 -> 7x7.
+    for name, shape, out in [("pool_56_to_7", (2, 5, 56, 56), (7, 7)), ("pool_13x11_to_7x3", (2, 3, 13, 11), (7, 3)),
+                             ("pool_odd_to_1", (3, 7, 9, 5), (1, 1)), ("pool_up_3_to_5", (1, 2, 3, 3), (5, 5)),
+                             ("pool_7_to_7", (2, 4, 7, 7), (7, 7))]:
+        w.add(name, "AdaptiveAvgPool2d", {"out_h": out[0], "out_w": out[1]}, [w.randn(*shape, offset=0.3)])
+
+
+def attention_cases(w):
+    specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
+        ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
+        ("attn_sep_nq_ne_nk", "separate", 2, 13, 5, 16, 2, None),
+        ("attn_sep_1head", "separate", 1, 9, 4, 8, 1, 0.3),
+        ("attn_qkv_deit", "qkv", 2, 50, 50, 48, 3, None),
+        ("attn_qkv_8heads", "qkv", 2, 17, 17, 64, 8, None),
+        ("attn_qkv_n1", "qkv", 2, 1, 1, 12, 2, None),
+        ("attn_qkv_97", "qkv", 1, 97, 97, 20, 4, None),
+        ("attn_kv_pvt", "q_kv", 2, 56, 14, 32, 1, None),
+        ("attn_kv_pvt_2heads", "q_kv", 2, 49, 13, 24, 2, None),
+        ("attn_kv_nk1", "q_kv", 1, 13, 1, 8, 2, None),
+        ("attn_kv_5heads", "q_kv", 2, 7, 3, 40, 5, 1.7),
+    ]
+    for name, layout, b, nq, nk, c, h, scale in specs:
+        scale = (c // h) ** -0.5 if scale is None else scale
+        if layout == "separate":
+            inputs = [w.randn(b, nq, c), w.randn(b, nk, c), w.randn(b, nk, c)]
+        elif layout == "qkv":
+            inputs = [w.randn(b, nq, 3 * c)]
+        else:
+            inputs = [w.randn(b, nq, c), w.randn(b, nk, 2 * c)]
+        w.add(name, "SoftmaxAttention", {"num_heads": h, "scale": scale, "inputs": layout}, inputs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(2)
+    w = Writer(args.out)
+    conv_cases(w)
+    linear_cases(w)
+    norm_cases(w)
+    elementwise_cases(w)
+    layout_cases(w)
+    reduce_softmax_cases(w)
+    attention_cases(w)
+    pool_cases(w)
+    w.finish()
+    print(f"wrote {len(w.cases)} op cases to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,6 +30,9 @@ fb::OpOptions expected_options(OpType t) {
     case OpType::kSoftmax: return fb::OpOptions::SoftmaxOptions;
     case OpType::kSoftmaxAttention: return fb::OpOptions::SoftmaxAttentionOptions;
     case OpType::kAdaptiveAvgPool2d: return fb::OpOptions::AdaptiveAvgPool2dOptions;
+    case OpType::kLinearAttention: return fb::OpOptions::LinearAttentionOptions;
+    case OpType::kReusedAttention: return fb::OpOptions::ReusedAttentionOptions;
+    case OpType::kAttentionResidual: return fb::OpOptions::AttentionResidualOptions;
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMul: return fb::OpOptions::NONE;
@@ -96,6 +99,24 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kAdaptiveAvgPool2d: {
       const auto& a = std::get<AdaptiveAvgPool2dAttrs>(node.attrs);
       e.offset = fb::CreateAdaptiveAvgPool2dOptions(fbb, a.out_h, a.out_w).Union();
+      break;
+    }
+    case OpType::kLinearAttention: {
+      const auto& a = std::get<LinearAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateLinearAttentionOptions(
+                     fbb, a.num_heads, a.height, a.width, a.q_scale, static_cast<fb::AttentionKernel>(a.kernel),
+                     static_cast<fb::LandmarkSource>(a.landmarks), a.landmark_ratio, a.landmark_ln_eps,
+                     static_cast<fb::PseudoInverse>(a.pinv), a.newton_iterations, a.newton_regularizer,
+                     a.symmetric_normalization)
+                     .Union();
+      break;
+    }
+    case OpType::kReusedAttention:
+      e.offset = fb::CreateReusedAttentionOptions(fbb, std::get<ReusedAttentionAttrs>(node.attrs).num_heads).Union();
+      break;
+    case OpType::kAttentionResidual: {
+      const auto& a = std::get<AttentionResidualAttrs>(node.attrs);
+      e.offset = fb::CreateAttentionResidualOptions(fbb, a.height, a.width).Union();
       break;
     }
     case OpType::kRelu:
@@ -177,6 +198,34 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kAdaptiveAvgPool2d: {
       const auto* o = op.options_as_AdaptiveAvgPool2dOptions();
       *out = AdaptiveAvgPool2dAttrs{o->out_h(), o->out_w()};
+      break;
+    }
+    case OpType::kLinearAttention: {
+      const auto* o = op.options_as_LinearAttentionOptions();
+      LinearAttentionAttrs a;
+      a.num_heads = o->num_heads();
+      a.height = o->height();
+      a.width = o->width();
+      a.q_scale = o->q_scale();
+      if (static_cast<int>(o->kernel()) != 0) return bad_enum("kernel");
+      if (static_cast<int>(o->landmarks()) != 0) return bad_enum("landmarks");
+      const int pinv = static_cast<int>(o->pinv());
+      if (pinv < 0 || pinv > 1) return bad_enum("pinv");
+      a.landmark_ratio = o->landmark_ratio();
+      a.landmark_ln_eps = o->landmark_ln_eps();
+      a.pinv = static_cast<PseudoInverse>(pinv);
+      a.newton_iterations = o->newton_iterations();
+      a.newton_regularizer = o->newton_regularizer();
+      a.symmetric_normalization = o->symmetric_normalization();
+      *out = a;
+      break;
+    }
+    case OpType::kReusedAttention:
+      *out = ReusedAttentionAttrs{op.options_as_ReusedAttentionOptions()->num_heads()};
+      break;
+    case OpType::kAttentionResidual: {
+      const auto* o = op.options_as_AttentionResidualOptions();
+      *out = AttentionResidualAttrs{o->height(), o->width()};
       break;
     }
     case OpType::kRelu:

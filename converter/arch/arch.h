@@ -10,7 +10,7 @@
 namespace vitrt::convert {
 
 struct ConvertOptions {
-  std::string arch = "auto";  // auto | deit | pvt_v2 | ...
+  std::string arch = "auto";  // auto | deit | pvt_v2 | soft | soft_norm | lavit
   std::string labels_path;    // one label per line
   int image_size = 0;         // 0: the size the checkpoint was built for
   std::string heads;          // comma list overriding the head count per stage
@@ -34,6 +34,9 @@ using ArchBuildFn = Status (*)(GraphBuilder& b, const Checkpoint& ckpt, const Co
 
 Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
 Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+Status build_soft(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+Status build_soft_norm(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
 
 // Detects the architecture from the keys; `why` says which keys decided it.
 Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why);

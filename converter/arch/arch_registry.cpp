@@ -18,6 +18,9 @@ struct ArchEntry {
 const ArchEntry kArchs[] = {
     {"deit", build_deit, "blocks.0.attn.qkv.weight"},
     {"pvt_v2", build_pvt_v2, "block1.0.mlp.dwconv.dwconv.weight"},
+    {"soft", build_soft, "block1.0.att.mha.W_q.weight"},
+    {"soft_norm", build_soft_norm, nullptr},  // same keys as soft: chosen by --arch or the checkpoint's arch name
+    {"lavit", build_lavit, "attn_res2.gamma"},
 };
 
 const ArchEntry* find_arch(const std::string& name) {
@@ -92,18 +95,27 @@ std::string known_archs() {
 Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why) {
   std::vector<const ArchEntry*> hits;
   for (const auto& a : kArchs)
-    if (ckpt.tensors.count(a.signature_key)) hits.push_back(&a);
+    if (a.signature_key && ckpt.tensors.count(a.signature_key)) hits.push_back(&a);
+  // LaViT is built on PVT v2 and shares its keys: its attention residual decides.
+  if (hits.size() == 2 && std::string(hits[1]->name) == "lavit") hits.erase(hits.begin());
   if (hits.size() == 1) {
     *arch = hits[0]->name;
     *why = std::string("found key '") + hits[0]->signature_key + "'";
+    if (*arch == "soft") {
+      // SOFT and SOFT-Norm have identical keys (MODELS.md §10): the checkpoint's own model name decides.
+      const std::string& hint = ckpt.arch_hint;
+      if (hint.find("norm") != std::string::npos) {
+        *arch = "soft_norm";
+        *why += " and the checkpoint names its model '" + hint + "'";
+      } else if (!hint.empty()) {
+        *why += "; the checkpoint names its model '" + hint + "' (not a Norm variant)";
+      } else {
+        *why += "; SOFT and SOFT-Norm have identical keys and the checkpoint names no model, so plain SOFT was "
+                "chosen (pass --arch soft_norm for a SOFT-Norm checkpoint)";
+      }
+    }
     return Status::Ok();
   }
-  if (ckpt.tensors.count("block1.0.att.mha.W_q.weight"))
-    return unsupported("this looks like a SOFT checkpoint (block1.0.att.mha.W_q.weight); SOFT is not supported by "
-                       "this version of vitrt-convert");
-  if (ckpt.tensors.count("attn_res2.gamma") || ckpt.tensors.count("block2.1.attn.theta.weight"))
-    return unsupported("this looks like a LaViT checkpoint (attn_res2.gamma); LaViT is not supported by this version "
-                       "of vitrt-convert");
   if (ckpt.tensors.count("pos_embed1") && ckpt.tensors.count("block1.0.attn.q.weight"))
     return unsupported("this looks like a PVT v1 checkpoint (pos_embed1 without dwconv); PVT v1 is not supported");
   std::string keys;

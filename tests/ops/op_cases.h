@@ -116,6 +116,24 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
     }
     case OpType::kAdaptiveAvgPool2d:
       return AdaptiveAvgPool2dAttrs{j.at("out_h").get<int32_t>(), j.at("out_w").get<int32_t>()};
+    case OpType::kLinearAttention: {
+      LinearAttentionAttrs a;
+      a.num_heads = j.at("num_heads");
+      a.height = j.at("height");
+      a.width = j.at("width");
+      a.q_scale = j.at("q_scale");
+      a.landmark_ratio = j.at("landmark_ratio");
+      a.landmark_ln_eps = j.value("landmark_ln_eps", 1e-5f);
+      a.pinv = j.at("pinv") == "newton_legacy" ? PseudoInverse::kNewtonLegacy : PseudoInverse::kNewtonScaled;
+      a.newton_iterations = j.value("newton_iterations", 20);
+      a.newton_regularizer = j.value("newton_regularizer", 0.01f);
+      a.symmetric_normalization = j.value("symmetric_normalization", false);
+      return a;
+    }
+    case OpType::kReusedAttention:
+      return ReusedAttentionAttrs{j.at("num_heads").get<int32_t>()};
+    case OpType::kAttentionResidual:
+      return AttentionResidualAttrs{j.at("height").get<int32_t>(), j.at("width").get<int32_t>()};
     default:
       return NoAttrs{};
   }

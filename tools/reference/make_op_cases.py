@@ -17,6 +17,7 @@ expected output (the tests then plan at the full batch and run with batch 1).
 Usage: make_op_cases.py --out DIR   (needs torch and numpy; Debian's /usr/bin/python3 with python3-torch)
 """
 import argparse
+import importlib
 import json
 import math
 import os
@@ -70,6 +71,12 @@ def slice_(attrs, xs):
     return x[(slice(None),) * axis + (slice(attrs["start"], attrs["end"]),)]
 
 
+# Model-family ops live in their own modules beside this file (op_cases_<family>.py): each provides
+# OPS = {op name: fn(attrs, inputs) -> output} and cases(writer).
+EXTRA_MODULES = ("op_cases_soft", "op_cases_lavit")
+EXTRA_OPS = {}
+
+
 def run_op(op, attrs, xs):
     if op == "Conv2d":
         y = F.conv2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, (attrs["stride_h"], attrs["stride_w"]),
@@ -107,6 +114,8 @@ def run_op(op, attrs, xs):
         return attention(attrs, xs)
     if op == "AdaptiveAvgPool2d":
         return F.adaptive_avg_pool2d(xs[0], (attrs["out_h"], attrs["out_w"]))
+    if op in EXTRA_OPS:
+        return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
 
 
@@ -341,6 +350,15 @@ def main():
     reduce_softmax_cases(w)
     attention_cases(w)
     pool_cases(w)
+    for name in EXTRA_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        EXTRA_OPS.update(mod.OPS)
+        mod.cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

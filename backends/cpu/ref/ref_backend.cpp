@@ -9,7 +9,8 @@ namespace {
 
 constexpr int32_t kRefMaxVersion = 1;
 
-const ref::KernelFactory kFactories[kNumOpTypes] = {
+// Indexed by OpType.
+const ref::KernelFactory kFactories[] = {
     ref::create_conv2d,             // kConv2d
     ref::create_batch_norm2d,       // kBatchNorm2d
     ref::create_linear,             // kLinear
@@ -26,6 +27,9 @@ const ref::KernelFactory kFactories[kNumOpTypes] = {
     ref::create_softmax,            // kSoftmax
     ref::create_softmax_attention,  // kSoftmaxAttention
     ref::create_adaptive_avg_pool2d,  // kAdaptiveAvgPool2d
+    ref::create_linear_attention,  // kLinearAttention
+    ref::create_reused_attention,  // kReusedAttention
+    ref::create_attention_residual,  // kAttentionResidual
 };
 static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
 
@@ -46,7 +50,7 @@ class ReferenceBackend final : public Backend {
     if (!supports(node))
       return unsupported("ref backend: " + where + " (version " + std::to_string(node.version) +
                          ") is not supported");
-    if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst != 1)
+    if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst < 1 || plan.num_dst > kMaxOpOutputs)
       return bad_model("ref backend: " + where + ": bad operand counts");
     for (int i = 0; i < plan.num_src; ++i)
       if (plan.src_tensors[i] && plan.src_tensors[i]->dtype != DType::kFloat32)
@@ -59,9 +63,10 @@ class ReferenceBackend final : public Backend {
     Shape want[kMaxOpOutputs];
     Status s = infer_node_shapes(node, shapes, plan.num_src, want);
     if (!s.ok()) return s.with_context("ref backend: " + where);
-    if (want[0] != plan.dst_shapes[0])
-      return bad_model("ref backend: " + where + ": planned output " + plan.dst_shapes[0].str() +
-                       " disagrees with shape inference " + want[0].str());
+    for (int o = 0; o < plan.num_dst; ++o)
+      if (want[o] != plan.dst_shapes[o])
+        return bad_model("ref backend: " + where + ": planned output " + std::to_string(o) + " " +
+                         plan.dst_shapes[o].str() + " disagrees with shape inference " + want[o].str());
     *info = KernelInfo{};
     std::unique_ptr<Kernel> k;
     VITRT_RETURN_IF_ERROR(kFactories[static_cast<int32_t>(node.type)](plan, &k, info));

@@ -41,13 +41,17 @@ Status RefKernel::run(const KernelArgs& args) {
     if (t->dtype != DType::kFloat32) return fail("input " + std::to_string(i) + " is not float32");
     shapes[i] = &t->shape;
   }
-  if (args.dst[0]->dtype != DType::kFloat32) return fail("output is not float32");
+  for (int o = 0; o < args.num_dst; ++o) {
+    if (!args.dst[o] || !args.dst[o]->data) return fail("missing output " + std::to_string(o));
+    if (args.dst[o]->dtype != DType::kFloat32) return fail("output " + std::to_string(o) + " is not float32");
+  }
   Shape want[kMaxOpOutputs];
   Status s = infer_node_shapes(node_, shapes, args.num_src, want);
   if (!s.ok()) return fail("run-time shapes rejected: " + s.message());
-  if (want[0] != args.dst[0]->shape)
-    return fail("output shape " + args.dst[0]->shape.str() + " does not match the inputs (expected " +
-                want[0].str() + ")");
+  for (int o = 0; o < args.num_dst; ++o)
+    if (want[o] != args.dst[o]->shape)
+      return fail("output " + std::to_string(o) + " shape " + args.dst[o]->shape.str() +
+                  " does not match the inputs (expected " + want[o].str() + ")");
   return compute(args);
 }
 

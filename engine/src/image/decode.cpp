@@ -36,7 +36,8 @@ Status allocate_image(int width, int height, int channels, Image* dst) {
   try {
     dst->pixels.assign(static_cast<size_t>(width) * height * channels, 0);
   } catch (const std::bad_alloc&) {
-    return out_of_memory("cannot allocate a " + std::to_string(width) + "x" + std::to_string(height) + " image");
+    return out_of_memory("cannot allocate a " + std::to_string(width) + "x" + std::to_string(height) +
+                         " image");
   }
   dst->width = width;
   dst->height = height;
@@ -70,7 +71,8 @@ Status read_file(const std::string& path, std::vector<uint8_t>* bytes) {
 
 }  // namespace
 
-Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages, Image* out) {
+Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages,
+                           Image* out) {
   const std::string& name = name_for_messages;
   if (out == nullptr) return invalid_argument("decode_image: null output image");
   *out = Image();

@@ -2,9 +2,10 @@
 // Copyright the vitrt authors.
 #pragma once
 // Image decoding and evaluation preprocessing that reproduces PIL 9.4 + torchvision bit for bit:
-//   decode (PIL Image.open + convert('RGB')) -> optional convert('L') -> Resize(int) -> CenterCrop -> ToTensor ->
-//   Normalize. EXIF orientation is never applied: neither PIL's open/convert nor the timm/torchvision eval
-//   pipelines apply it, so a rotated photo reaches the model exactly as stored in the file.
+//   decode (PIL Image.open + convert('RGB')) -> optional convert('L') -> Resize(int) -> CenterCrop ->
+//   ToTensor -> Normalize. EXIF orientation is never applied: neither PIL's open/convert nor the
+//   timm/torchvision eval pipelines apply it, so a rotated photo reaches the model exactly as stored in the
+//   file.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,7 +25,8 @@ struct Image {
 // Decodes a PNG or JPEG (chosen by magic bytes, not by extension) to RGB with PIL's convert('RGB') semantics.
 // Unreadable files give kIo; corrupt, truncated or unsupported data give kBadInput; both name the file.
 Status decode_image(const std::string& path, Image* out);
-Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages, Image* out);
+Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages,
+                           Image* out);
 
 // PIL convert('L') of an RGB image: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16. A 1-channel input is copied.
 Status convert_to_gray(const Image& rgb, Image* out);
@@ -41,7 +43,8 @@ Status resize_shorter_side(const Image& src, int size, Interpolation interp, Ima
 // top/left = int(round((size - crop) / 2.0)) with Python's round-half-to-even.
 Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst);
 
-// The eval pipeline of the model's metadata: RGB or L (pp.channels) -> resize shorter side (pp.resize_shorter)
+// The eval pipeline of the model's metadata: RGB or L (pp.channels) -> resize shorter side
+// (pp.resize_shorter)
 // -> centre crop (pp.crop_w x pp.crop_h) -> /255 (float32) -> (x - mean) / std (float32, in that order) ->
 // dst[channels * crop_h * crop_w], CHW. mean/std hold pp.channels values or one value for all channels.
 Status preprocess_image(const Image& img, const Preprocess& pp, float* dst);

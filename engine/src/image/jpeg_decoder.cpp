@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// JPEG decoding with libjpeg-turbo, giving what PIL 9.4's Image.open(...).convert('RGB') gives. PIL drives the
-// same library with its defaults (ISLOW integer DCT, fancy upsampling, no scaling), and so do we:
+// JPEG decoding with libjpeg-turbo, giving what PIL 9.4's Image.open(...).convert('RGB') gives. PIL drives
+// the same library with its defaults (ISLOW integer DCT, fancy upsampling, no scaling), and so do we:
 //  - 3 components (YCbCr, or RGB per the Adobe marker): libjpeg's RGB output;
 //  - 1 component: gray replicated to R=G=B;
 //  - 4 components (CMYK, YCCK): libjpeg's CMYK output, inverted as PIL's "CMYK;I" rawmode always does (Adobe
 //    convention), then PIL's cmyk2rgb: R = clip(nk - nk*C/255) with nk = 255 - K and its rounded MULDIV255.
-// EXIF orientation is not applied (PIL's open/convert does not apply it). Truncated data is an error (PIL raises
-// "image file is truncated"); other libjpeg warnings (e.g. extraneous bytes) are ignored, as PIL does.
+// EXIF orientation is not applied (PIL's open/convert does not apply it). Truncated data is an error (PIL
+// raises "image file is truncated"); other libjpeg warnings (e.g. extraneous bytes) are ignored, as PIL does.
 // libjpeg errors arrive through a custom error_exit that longjmps back into decode_core(), which owns no C++
 // objects with destructors; messages are never printed.
 #include <cstdio>
@@ -76,7 +76,8 @@ bool decode_core(jpeg_decompress_struct* cinfo, JpegError* err, const uint8_t* d
   jpeg_start_decompress(cinfo);
   const int64_t w = cinfo->output_width, h = cinfo->output_height, c = cinfo->output_components;
   if (w <= 0 || h <= 0 || w * h > kMaxPixels) {
-    std::snprintf(err->message, sizeof err->message, "image size %lldx%lld is empty or above the limit of %lld pixels",
+    std::snprintf(err->message, sizeof err->message,
+                  "image size %lldx%lld is empty or above the limit of %lld pixels",
                   static_cast<long long>(w), static_cast<long long>(h), static_cast<long long>(kMaxPixels));
     return false;
   }
@@ -127,7 +128,8 @@ Status decode_jpeg(const uint8_t* data, size_t size, const std::string& name, Im
   } else if (c == 3) {
     std::copy(raw.begin(), raw.end(), out->pixels.begin());
   } else {
-    // PIL: "CMYK;I" unpacking (255 - v), then cmyk2rgb with MULDIV255(a, b) = ((t >> 8) + t) >> 8, t = a*b + 128.
+    // PIL: "CMYK;I" unpacking (255 - v), then cmyk2rgb with MULDIV255(a, b) = ((t >> 8) + t) >> 8, t = a*b +
+    // 128.
     for (size_t i = 0; i < n; ++i, in += 4, o += 3) {
       const int k = 255 - in[3];
       const int nk = 255 - k;

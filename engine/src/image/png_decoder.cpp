@@ -8,8 +8,11 @@
 //  - 16-bit gray: PIL opens it as mode "I" and convert('RGB') *clips* the 0..65535 value to 0..255, so every
 //    value >= 255 becomes white. We do the same on purpose, to stay equal to the reference pipeline.
 // Gamma, colour profiles and other ancillary chunks are ignored, as PIL does. Interlaced files are supported.
-// libpng errors arrive through a custom error function that longjmps back into decode_core(), which owns no
-// C++ objects with destructors (everything it fills lives in the caller's frame); warnings are discarded.
+// Known difference: a file cut inside the last few bytes of its image data (zlib checksum, IDAT CRC) whose
+// pixel rows are all present is accepted by PIL but refused here as truncated. A missing IEND is accepted by
+// both. libpng errors arrive through a custom error function that longjmps back into decode_core(), which
+// owns no C++ objects with destructors (everything it fills lives in the caller's frame); warnings are
+// discarded.
 #include <png.h>
 
 #include <csetjmp>
@@ -65,16 +68,21 @@ struct RawLayout {
 };
 
 // Everything that may longjmp happens here. Returns false with ctx->message set on failure.
-bool decode_core(PngContext* ctx, RawLayout* layout, std::vector<uint8_t>* raw, std::vector<png_bytep>* rows) {
+bool decode_core(PngContext* ctx, RawLayout* layout, std::vector<uint8_t>* raw,
+                 std::vector<png_bytep>* rows) {
   if (setjmp(png_jmpbuf(ctx->png))) return false;
   png_set_read_fn(ctx->png, ctx, png_read_data);
+  // PIL verifies the CRC of every chunk before the image data, ancillary ones included; libpng by default
+  // only warns for ancillary chunks. (Unlike PIL we also verify IDAT CRCs; PIL skips them.)
+  png_set_crc_action(ctx->png, PNG_CRC_DEFAULT, PNG_CRC_ERROR_QUIT);
   png_read_info(ctx->png, ctx->info);
   png_uint_32 width = 0, height = 0;
   int bit_depth = 0, color_type = 0, interlace = 0;
   png_get_IHDR(ctx->png, ctx->info, &width, &height, &bit_depth, &color_type, &interlace, nullptr, nullptr);
   if (width == 0 || height == 0 || static_cast<int64_t>(width) * height > kMaxPixels) {
-    std::snprintf(ctx->message, sizeof ctx->message, "image size %ux%u is empty or above the limit of %lld pixels",
-                  static_cast<unsigned>(width), static_cast<unsigned>(height), static_cast<long long>(kMaxPixels));
+    std::snprintf(ctx->message, sizeof ctx->message,
+                  "image size %ux%u is empty or above the limit of %lld pixels", static_cast<unsigned>(width),
+                  static_cast<unsigned>(height), static_cast<long long>(kMaxPixels));
     return false;
   }
   if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(ctx->png);
@@ -129,7 +137,8 @@ Status decode_png(const uint8_t* data, size_t size, const std::string& name, Ima
                        " channels, " + std::to_string(layout.bit_depth) + "-bit)");
   const int w = static_cast<int>(layout.width), h = static_cast<int>(layout.height);
   VITRT_RETURN_IF_ERROR(allocate_image(w, h, 3, out).with_context("image '" + name + "'"));
-  // Only 16-bit single-channel gray clips; every other 16-bit layout keeps the high byte (see the top comment).
+  // Only 16-bit single-channel gray clips; every other 16-bit layout keeps the high byte (see the top
+  // comment).
   const bool gray16 = sixteen && c == 1;
   const int bytes = sixteen ? 2 : 1;
   for (int y = 0; y < h; ++y) {

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// resize_pil: Pillow's resampling, re-implemented to be bit-exact with PIL 9.4's Image.resize on 8-bit images.
+// resize_pil: Pillow's resampling, re-implemented to be bit-exact with PIL 9.4's Image.resize on 8-bit
+// images.
 //
 // Bilinear / bicubic (Pillow's convolution resampler):
 //  * Separable. A horizontal pass runs only if the width changes, then a vertical pass only if the height
 //    changes; the intermediate image is clipped to uint8 in between.
 //  * For an output index i on an axis of `in` -> `out` samples: scale = in / out; the filter is stretched by
 //    fs = max(scale, 1) (antialiasing when downscaling) so its support is support * fs; the centre is
-//    (i + 0.5) * scale and the taps are the inputs j in [int(centre - support + 0.5), int(centre + support + 0.5))
-//    clipped to the image, weighted by filter((j - centre + 0.5) / fs), then divided by their sum.
+//    (i + 0.5) * scale and the taps are the inputs j in [int(centre - support + 0.5), int(centre + support +
+//    0.5)) clipped to the image, weighted by filter((j - centre + 0.5) / fs), then divided by their sum.
 //  * Weights become fixed point with 22 fraction bits (32 - 8 - 2: room for 8-bit data and some headroom),
 //    rounded half away from zero and truncated to int; sums start at 2^21 (rounding) and are shifted right by
 //    22 and clipped to [0, 255].
@@ -125,7 +126,8 @@ void resample_rows(const Image& src, int row0, int rows, const AxisTaps& t, int 
 }
 
 // Vertical pass: src rows are offset by row0 relative to the taps' coordinates.
-void resample_cols(const uint8_t* src, int width, int c, int row0, const AxisTaps& t, int out_h, uint8_t* dst) {
+void resample_cols(const uint8_t* src, int width, int c, int row0, const AxisTaps& t, int out_h,
+                   uint8_t* dst) {
   const int64_t half = int64_t{1} << (kPrecisionBits - 1);
   const size_t stride = static_cast<size_t>(width) * c;
   std::vector<int64_t> acc(stride);
@@ -174,8 +176,8 @@ Status resize_impl(const Image& src, int out_w, int out_h, Interpolation interp,
     resize_nearest(src, dst);
     return Status::Ok();
   }
-  const Filter filter = interp == Interpolation::kBilinear ? Filter{bilinear_weight, 1.0}
-                                                           : Filter{bicubic_weight, 2.0};
+  const Filter filter =
+      interp == Interpolation::kBilinear ? Filter{bilinear_weight, 1.0} : Filter{bicubic_weight, 2.0};
   const bool need_h = out_w != src.width;
   const bool need_v = out_h != src.height;
   AxisTaps th, tv;
@@ -207,7 +209,8 @@ Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, 
   if (out_w <= 0 || out_h <= 0)
     return invalid_argument("resize: output size " + std::to_string(out_w) + "x" + std::to_string(out_h) +
                             " must be positive");
-  if (interp != Interpolation::kBilinear && interp != Interpolation::kBicubic && interp != Interpolation::kNearest)
+  if (interp != Interpolation::kBilinear && interp != Interpolation::kBicubic &&
+      interp != Interpolation::kNearest)
     return invalid_argument("resize: unknown interpolation " + std::to_string(static_cast<int>(interp)));
   if (out_w == src.width && out_h == src.height) {  // PIL returns a copy
     if (dst != &src) *dst = src;
@@ -218,7 +221,8 @@ Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, 
     VITRT_RETURN_IF_ERROR(resize_impl(src, out_w, out_h, interp, &result));
   } catch (const std::bad_alloc&) {
     return out_of_memory("resize: out of memory resizing " + std::to_string(src.width) + "x" +
-                         std::to_string(src.height) + " to " + std::to_string(out_w) + "x" + std::to_string(out_h));
+                         std::to_string(src.height) + " to " + std::to_string(out_w) + "x" +
+                         std::to_string(out_h));
   }
   *dst = std::move(result);  // src may alias dst
   return Status::Ok();

@@ -70,10 +70,54 @@ enum class AttentionInputs : int8_t {
   kQKvPacked = 2,  // inputs q [B,Nq,C], kv [B,Nk,2C]: columns [0,C) K, [C,2C) V (PVT)
 };
 
-struct SoftmaxAttentionAttrs {  // softmax(q·kᵀ·scale)·v per head, heads split head-major (c = head·d + j)
+// softmax(q·kᵀ·scale + bias)·v per head, heads split head-major (c = head·d + j), merged back to [B,Nq,C].
+// After the layout's inputs an optional `score_bias` [B,h,Nq,Nk] is added to the scaled scores (LaViT's
+// attention residual). An optional second output receives the final pre-softmax scores [B,h,Nq,Nk] (LaViT's
+// VA layers export them to the following LA layers).
+struct SoftmaxAttentionAttrs {
   int32_t num_heads = 1;
   float scale = 1.0f;
   AttentionInputs inputs = AttentionInputs::kSeparate;
+};
+
+// SOFT's softmax-free attention (MODELS.md §3.4-3.6). Values match the schema's enums.
+enum class AttentionKernel : int8_t { kGaussian = 0 };       // exp(-|q - l|^2 / 2)
+enum class LandmarkSource : int8_t { kStridedConvLnGelu = 0 };  // conv r x r stride r shared by heads, LN(d), GELU
+enum class PseudoInverse : int8_t {
+  kNewtonScaled = 0,  // current SOFT: alpha per (b,h) = 0.9*2/max_rowsum^2, then P = K2 + reg*I, V0 = alpha*P
+  kNewtonLegacy = 1,  // SOFT-Norm / pre-2022-07: alpha global over the batch with backtracking, no regulariser
+};
+// inputs: q [B,N,C] (the W_q projection, not yet scaled), v [B,N,C], landmark_weight [d,d,r,r],
+//         landmark_ln_gamma [d], landmark_ln_beta [d], v_conv_weight [h,1,k,k]  ->  [B,N,C]
+struct LinearAttentionAttrs {
+  int32_t num_heads = 1;
+  int32_t height = 1, width = 1;  // the token grid, N = height * width
+  float q_scale = 1.0f;           // Q is multiplied by this first (SOFT: d^-1/4); K is tied to Q
+  AttentionKernel kernel = AttentionKernel::kGaussian;
+  LandmarkSource landmarks = LandmarkSource::kStridedConvLnGelu;
+  int32_t landmark_ratio = 1;     // r: landmark conv kernel and stride
+  float landmark_ln_eps = 1e-5f;
+  PseudoInverse pinv = PseudoInverse::kNewtonScaled;
+  int32_t newton_iterations = 20;
+  float newton_regularizer = 0.01f;     // kNewtonScaled: added to the diagonal after alpha is computed
+  bool symmetric_normalization = false; // SOFT-Norm: inv <- D^-1/2 inv D^-1/2, D = row sums of K2
+};
+
+// LaViT's Less-Attention layer (MODELS.md §4.2): scores from the previous layer through Θ on the key axis and
+// Ψ on the query axis, softmax, ·V.
+// inputs: prev_scores [B,h,N,N'], v [B,N',C], theta_weight [N',N'], theta_bias [N'], psi_weight [N,N],
+//         psi_bias [N]  ->  out [B,N,C] and, optionally, the new scores [B,h,N,N'].
+struct ReusedAttentionAttrs {
+  int32_t num_heads = 1;
+};
+
+// LaViT's attention residual between stages: the last scores of stage s-1 [B,h1,N1,N'] viewed as one h1-channel
+// image over the query grid per key, a depthwise conv (kernel = stride = k), a 1x1 conv over heads and a
+// per-head scale.
+// inputs: scores [B,h1,N1,N'], dw_weight [h1,1,k,k], dw_bias [h1], pw_weight [h2,h1,1,1], pw_bias [h2],
+//         gamma [h2]  ->  [B,h2,N2,N'] with N2 = floor(H1/k)*floor(W1/k).
+struct AttentionResidualAttrs {
+  int32_t height = 1, width = 1;  // the query grid of the source scores, N1 = height * width
 };
 
 struct AdaptiveAvgPool2dAttrs {  // src [B,C,H,W] -> [B,C,out_h,out_w], PyTorch's adaptive bin edges
@@ -84,6 +128,7 @@ struct NoAttrs {};
 
 using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
                              ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                             SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs>;
+                             SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs,
+                             ReusedAttentionAttrs, AttentionResidualAttrs>;
 
 }  // namespace vitrt

@@ -23,8 +23,11 @@ enum class OpType : int32_t {
   kSoftmax = 13,
   kSoftmaxAttention = 14,
   kAdaptiveAvgPool2d = 15,
+  kLinearAttention = 16,
+  kReusedAttention = 17,
+  kAttentionResidual = 18,
 };
-constexpr int32_t kNumOpTypes = 16;
+constexpr int32_t kNumOpTypes = 19;
 
 inline bool op_type_valid(int32_t v) { return v >= 0 && v < kNumOpTypes; }
 

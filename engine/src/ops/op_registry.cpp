@@ -6,22 +6,25 @@ namespace vitrt {
 namespace {
 
 const OpSchema kSchemas[kNumOpTypes] = {
-    {OpType::kConv2d, "Conv2d", 2, 3, 1, 1, infer_conv2d},
-    {OpType::kBatchNorm2d, "BatchNorm2d", 5, 5, 1, 1, infer_batch_norm2d},
-    {OpType::kLinear, "Linear", 2, 3, 1, 1, infer_linear},
-    {OpType::kLayerNorm, "LayerNorm", 1, 3, 1, 1, infer_layer_norm},
-    {OpType::kGelu, "Gelu", 1, 1, 1, 1, infer_unary},
-    {OpType::kRelu, "Relu", 1, 1, 1, 1, infer_unary},
-    {OpType::kAdd, "Add", 2, 2, 1, 1, infer_binary_broadcast},
-    {OpType::kMul, "Mul", 2, 2, 1, 1, infer_binary_broadcast},
-    {OpType::kConcat, "Concat", 1, kMaxOpInputs, 1, 1, infer_concat},
-    {OpType::kSlice, "Slice", 1, 1, 1, 1, infer_slice},
-    {OpType::kReshape, "Reshape", 1, 1, 1, 1, infer_reshape},
-    {OpType::kTranspose, "Transpose", 1, 1, 1, 1, infer_transpose},
-    {OpType::kReduceMean, "ReduceMean", 1, 1, 1, 1, infer_reduce_mean},
-    {OpType::kSoftmax, "Softmax", 1, 1, 1, 1, infer_softmax},
-    {OpType::kSoftmaxAttention, "SoftmaxAttention", 1, 3, 1, 1, infer_softmax_attention},
-    {OpType::kAdaptiveAvgPool2d, "AdaptiveAvgPool2d", 1, 1, 1, 1, infer_adaptive_avg_pool2d},
+    {OpType::kConv2d, "Conv2d", 2, 3, 1, 1, 1, infer_conv2d},
+    {OpType::kBatchNorm2d, "BatchNorm2d", 5, 5, 1, 1, 1, infer_batch_norm2d},
+    {OpType::kLinear, "Linear", 2, 3, 1, 1, 1, infer_linear},
+    {OpType::kLayerNorm, "LayerNorm", 1, 3, 1, 1, 1, infer_layer_norm},
+    {OpType::kGelu, "Gelu", 1, 1, 1, 1, 1, infer_unary},
+    {OpType::kRelu, "Relu", 1, 1, 1, 1, 1, infer_unary},
+    {OpType::kAdd, "Add", 2, 2, 1, 1, 1, infer_binary_broadcast},
+    {OpType::kMul, "Mul", 2, 2, 1, 1, 1, infer_binary_broadcast},
+    {OpType::kConcat, "Concat", 1, kMaxOpInputs, 1, 1, 1, infer_concat},
+    {OpType::kSlice, "Slice", 1, 1, 1, 1, 1, infer_slice},
+    {OpType::kReshape, "Reshape", 1, 1, 1, 1, 1, infer_reshape},
+    {OpType::kTranspose, "Transpose", 1, 1, 1, 1, 1, infer_transpose},
+    {OpType::kReduceMean, "ReduceMean", 1, 1, 1, 1, 1, infer_reduce_mean},
+    {OpType::kSoftmax, "Softmax", 1, 1, 1, 1, 1, infer_softmax},
+    {OpType::kSoftmaxAttention, "SoftmaxAttention", 1, 4, 1, 2, 1, infer_softmax_attention},
+    {OpType::kAdaptiveAvgPool2d, "AdaptiveAvgPool2d", 1, 1, 1, 1, 1, infer_adaptive_avg_pool2d},
+    {OpType::kLinearAttention, "LinearAttention", 6, 6, 1, 1, 1, infer_linear_attention},
+    {OpType::kReusedAttention, "ReusedAttention", 6, 6, 1, 2, 1, infer_reused_attention},
+    {OpType::kAttentionResidual, "AttentionResidual", 6, 6, 1, 1, 1, infer_attention_residual},
 };
 
 }  // namespace
@@ -53,9 +56,10 @@ Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src,
   if (num_src < schema->min_inputs || num_src > schema->max_inputs)
     return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->min_inputs) + ".." +
                      std::to_string(schema->max_inputs) + " inputs, got " + std::to_string(num_src));
-  if (static_cast<int>(node.outputs.size()) != schema->num_outputs)
-    return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->num_outputs) +
-                     " outputs, got " + std::to_string(node.outputs.size()));
+  const int num_dst = static_cast<int>(node.outputs.size());
+  if (num_dst < schema->min_outputs || num_dst > schema->max_outputs)
+    return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->min_outputs) + ".." +
+                     std::to_string(schema->max_outputs) + " outputs, got " + std::to_string(num_dst));
   for (int i = 0; i < schema->min_inputs; ++i)
     if (!src[i]) return bad_model(std::string(schema->name) + ": required input " + std::to_string(i) + " is absent");
   return schema->infer(node, src, num_src, dst);

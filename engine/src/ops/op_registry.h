@@ -17,7 +17,8 @@ struct OpSchema {
   const char* name;
   int min_inputs;
   int max_inputs;
-  int num_outputs;
+  int min_outputs;
+  int max_outputs;
   int32_t max_version;  // versions 1..max_version are understood
   InferShapeFn infer;
 };
@@ -52,5 +53,8 @@ Status infer_reduce_mean(const Node&, const Shape* const*, int, Shape*);
 Status infer_softmax(const Node&, const Shape* const*, int, Shape*);
 Status infer_softmax_attention(const Node&, const Shape* const*, int, Shape*);
 Status infer_adaptive_avg_pool2d(const Node&, const Shape* const*, int, Shape*);
+Status infer_linear_attention(const Node&, const Shape* const*, int, Shape*);
+Status infer_reused_attention(const Node&, const Shape* const*, int, Shape*);
+Status infer_attention_residual(const Node&, const Shape* const*, int, Shape*);
 
 }  // namespace vitrt

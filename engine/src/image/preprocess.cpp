@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// preprocess_image / load_and_preprocess: the whole torchvision eval pipeline as the model's metadata
+// describes it.
+#include <new>
+
+#include "image/decoders.h"
+#include "image/image.h"
+
+namespace vitrt {
+namespace {
+
+Status check_preprocess(const Preprocess& pp) {
+  if (pp.channels != 1 && pp.channels != 3)
+    return invalid_argument("preprocess: channels must be 1 or 3, got " + std::to_string(pp.channels));
+  if (pp.resize_shorter <= 0 || pp.crop_w <= 0 || pp.crop_h <= 0)
+    return invalid_argument("preprocess: resize " + std::to_string(pp.resize_shorter) + " and crop " +
+                            std::to_string(pp.crop_w) + "x" + std::to_string(pp.crop_h) +
+                            " must be positive");
+  const auto n_ok = [&](size_t n) { return n == 1 || n == static_cast<size_t>(pp.channels); };
+  if (!n_ok(pp.mean.size()) || !n_ok(pp.std.size()))
+    return invalid_argument("preprocess: mean/std need 1 or " + std::to_string(pp.channels) +
+                            " values, got " + std::to_string(pp.mean.size()) + "/" +
+                            std::to_string(pp.std.size()));
+  for (float s : pp.std)
+    if (!(s != 0.0f)) return invalid_argument("preprocess: std values must be non-zero");
+  return Status::Ok();
+}
+
+Status preprocess_impl(const Image& img, const Preprocess& pp, float* dst) {
+  Image a;
+  const Image* src = &img;
+  if (pp.channels == 1 && img.channels == 3) {  // PIL convert('L')
+    VITRT_RETURN_IF_ERROR(convert_to_gray(img, &a));
+    src = &a;
+  } else if (pp.channels == 3 && img.channels == 1) {  // PIL convert('RGB') of an L image
+    VITRT_RETURN_IF_ERROR(image_internal::allocate_image(img.width, img.height, 3, &a));
+    for (size_t i = 0; i < img.pixels.size(); ++i)
+      a.pixels[3 * i] = a.pixels[3 * i + 1] = a.pixels[3 * i + 2] = img.pixels[i];
+    src = &a;
+  }
+  Image b;
+  VITRT_RETURN_IF_ERROR(resize_shorter_side(*src, pp.resize_shorter, pp.interpolation, &b));
+  VITRT_RETURN_IF_ERROR(center_crop(b, pp.crop_w, pp.crop_h, &a));
+  const int c = pp.channels;
+  const size_t plane = static_cast<size_t>(pp.crop_w) * pp.crop_h;
+  for (int ch = 0; ch < c; ++ch) {
+    const float mean = pp.mean.size() == 1 ? pp.mean[0] : pp.mean[ch];
+    const float sd = pp.std.size() == 1 ? pp.std[0] : pp.std[ch];
+    float* out = dst + ch * plane;
+    const uint8_t* in = a.pixels.data() + ch;
+    for (size_t i = 0; i < plane; ++i) {
+      // ToTensor: float32(v) / 255 (a true division, as torch does on CPU); Normalize: (x - mean) / std.
+      const float x = static_cast<float>(in[i * c]) / 255.0f;
+      out[i] = (x - mean) / sd;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status preprocess_image(const Image& img, const Preprocess& pp, float* dst) {
+  if (dst == nullptr) return invalid_argument("preprocess: null output buffer");
+  VITRT_RETURN_IF_ERROR(image_internal::check_image(img, "preprocess"));
+  VITRT_RETURN_IF_ERROR(check_preprocess(pp));
+  try {
+    return preprocess_impl(img, pp, dst);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("preprocess: out of memory");
+  }
+}
+
+Status load_and_preprocess(const std::string& path, const Preprocess& pp, float* dst) {
+  if (dst == nullptr) return invalid_argument("preprocess: null output buffer");
+  VITRT_RETURN_IF_ERROR(check_preprocess(pp));
+  Image img;
+  VITRT_RETURN_IF_ERROR(decode_image(path, &img));
+  return preprocess_image(img, pp, dst).with_context("preprocessing '" + path + "'");
+}
+
+}  // namespace vitrt

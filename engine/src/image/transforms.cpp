@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Geometric and colour transforms of the eval pipeline: PIL convert('L'), torchvision Resize(int),
+// CenterCrop.
+#include <cstring>
+#include <new>
+
+#include "image/decoders.h"
+#include "image/image.h"
+
+namespace vitrt {
+
+Status convert_to_gray(const Image& rgb, Image* out) {
+  if (out == nullptr) return invalid_argument("convert_to_gray: null output image");
+  VITRT_RETURN_IF_ERROR(image_internal::check_image(rgb, "convert_to_gray"));
+  if (rgb.channels == 1) {
+    if (out != &rgb) *out = rgb;
+    return Status::Ok();
+  }
+  Image g;
+  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(rgb.width, rgb.height, 1, &g));
+  const size_t n = static_cast<size_t>(rgb.width) * rgb.height;
+  const uint8_t* p = rgb.pixels.data();
+  for (size_t i = 0; i < n; ++i, p += 3) {
+    // PIL's L24 luma (ITU-R 601-2 weights in 16-bit fixed point, rounded).
+    const uint32_t l = p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u;
+    g.pixels[i] = static_cast<uint8_t>(l >> 16);
+  }
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+Status resize_shorter_side(const Image& src, int size, Interpolation interp, Image* dst) {
+  if (dst == nullptr) return invalid_argument("resize_shorter_side: null output image");
+  VITRT_RETURN_IF_ERROR(image_internal::check_image(src, "resize_shorter_side"));
+  if (size <= 0)
+    return invalid_argument("resize_shorter_side: size must be positive, got " + std::to_string(size));
+  const bool portrait = src.width <= src.height;  // torchvision: short, long = (w, h) if w <= h else (h, w)
+  const int64_t shorter = portrait ? src.width : src.height;
+  const int64_t longer = portrait ? src.height : src.width;
+  // Python: int(size * long / short), true division of exact integers, then truncation.
+  const double long_f =
+      static_cast<double>(static_cast<int64_t>(size) * longer) / static_cast<double>(shorter);
+  if (long_f >= 2147483647.0)
+    return invalid_argument("resize_shorter_side: resizing " + std::to_string(src.width) + "x" +
+                            std::to_string(src.height) + " to shorter side " + std::to_string(size) +
+                            " gives a longer side out of range");
+  const int new_long = static_cast<int>(long_f);
+  const int new_w = portrait ? size : new_long;
+  const int new_h = portrait ? new_long : size;
+  return resize_pil(src, new_w, new_h, interp, dst);
+}
+
+Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst) {
+  if (dst == nullptr) return invalid_argument("center_crop: null output image");
+  VITRT_RETURN_IF_ERROR(image_internal::check_image(src, "center_crop"));
+  if (crop_w <= 0 || crop_h <= 0)
+    return invalid_argument("center_crop: crop size " + std::to_string(crop_w) + "x" +
+                            std::to_string(crop_h) + " must be positive");
+  // torchvision first pads a too-small side with zeros: left/top (crop - size) // 2, right/bottom the rest.
+  const int pad_left = crop_w > src.width ? (crop_w - src.width) / 2 : 0;
+  const int pad_top = crop_h > src.height ? (crop_h - src.height) / 2 : 0;
+  const int padded_w = crop_w > src.width ? crop_w : src.width;
+  const int padded_h = crop_h > src.height ? crop_h : src.height;
+  // Then top/left = int(round((size - crop) / 2.0)), Python's round: halves go to the even integer.
+  auto offset = [](int d) {
+    int o = d / 2;
+    if (d % 2 == 1 && o % 2 == 1) ++o;
+    return o;
+  };
+  const int top = offset(padded_h - crop_h) - pad_top;    // in source coordinates
+  const int left = offset(padded_w - crop_w) - pad_left;  // (negative where padding was added)
+  Image out;
+  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(crop_w, crop_h, src.channels, &out));
+  const int c = src.channels;
+  const int x0 = left < 0 ? -left : 0;                                   // first output column inside source
+  const int x1 = src.width - left < crop_w ? src.width - left : crop_w;  // one past the last
+  for (int y = 0; y < crop_h; ++y) {
+    const int sy = y + top;
+    if (sy < 0 || sy >= src.height || x1 <= x0) continue;  // zero row (already zero-filled)
+    std::memcpy(out.pixels.data() + (static_cast<size_t>(y) * crop_w + x0) * c,
+                src.pixels.data() + (static_cast<size_t>(sy) * src.width + (x0 + left)) * c,
+                static_cast<size_t>(x1 - x0) * c);
+  }
+  *dst = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace vitrt

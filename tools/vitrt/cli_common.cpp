@@ -15,6 +15,11 @@ void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
   app->add_option("-m,--model", o->model_path, "model file (.vitrt)")->required();
   app->add_option("-b,--backend", o->backend, "auto | cpu | ref | cuda")->capture_default_str()->envname("VITRT_ARG_BACKEND");
   app->add_option("-t,--threads", o->threads, "CPU threads")->capture_default_str()->check(CLI::Range(1, 1024))->envname("VITRT_ARG_THREADS");
+  app->add_option("--opt-level", o->opt_level, "0: run the graph as written; 1: planner passes (fusion)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
+  app->add_option("--disable-pass", o->disabled_passes, "comma-separated planner passes to skip (or 'all')")
+      ->envname("VITRT_DISABLE_PASSES");
   if (batch_option)
     app->add_option("--batch", o->batch, "images per run (the session is planned for this batch)")
         ->capture_default_str()
@@ -38,6 +43,8 @@ int create_session_or_report(std::shared_ptr<const Model> model, const RunOption
   so.backend = o.backend;
   so.num_threads = o.threads;
   so.max_batch = max_batch;
+  so.opt_level = o.opt_level;
+  so.disabled_passes = o.disabled_passes;
   Status st = Session::create(std::move(model), so, out);
   if (!st.ok()) return report_error("cannot create a session", st, false);
   return kExitOk;

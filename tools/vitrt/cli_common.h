@@ -19,6 +19,8 @@ struct RunOptions {
   std::string backend = "auto";
   int threads = 1;
   int batch = 8;
+  int opt_level = 1;
+  std::string disabled_passes;
 };
 
 void add_run_options(CLI::App* app, RunOptions* o, bool batch_option = true);
@@ -58,5 +60,6 @@ Runner add_run(CLI::App& app);
 Runner add_preprocess(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_bench(CLI::App& app);
+Runner add_eval(CLI::App& app);
 
 }  // namespace vitrt::cli

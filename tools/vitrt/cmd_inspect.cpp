@@ -16,6 +16,8 @@ struct Options {
   bool json = false;
   std::string backend = "auto";
   int batch = 1;
+  int opt_level = 1;
+  std::string disabled_passes;
 };
 
 const char* arena_name(ArenaKind a) {
@@ -58,6 +60,8 @@ int run_inspect(const Options& o) {
   if (o.plan) {
     RunOptions ro;
     ro.backend = o.backend;
+    ro.opt_level = o.opt_level;
+    ro.disabled_passes = o.disabled_passes;
     if (int rc = create_session_or_report(model, ro, o.batch, &session)) return rc;
   }
 
@@ -85,18 +89,29 @@ int run_inspect(const Options& o) {
                   session->backend_name(), o.batch, static_cast<unsigned long long>(m.activation_bytes),
                   static_cast<unsigned long long>(m.activation_lower_bound),
                   static_cast<unsigned long long>(m.workspace_bytes));
-      for (size_t s = 0; s < g.nodes.size(); ++s) {
-        const Node& n = g.nodes[s];
-        const int32_t t = n.outputs[0];
-        const TensorPlacement& p = session->placements()[t];
-        std::printf("%s\n  {\"op\": \"%s\", \"name\": \"%s\", \"output\": \"%s\", \"shape\": \"%s\", \"arena\": "
-                    "\"%s\", \"offset\": %llu, \"bytes\": %llu, \"first\": %d, \"last\": %d}",
-                    s ? "," : "", op_type_name(n.type), json_escape(n.name).c_str(),
-                    json_escape(g.tensors[t].name).c_str(), session->tensor_shape(t).str().c_str(),
-                    arena_name(p.arena), static_cast<unsigned long long>(p.offset),
-                    static_cast<unsigned long long>(p.bytes), p.life.first, p.life.last);
+      const Graph& pg = session->graph();
+      for (size_t s = 0; s < pg.nodes.size(); ++s) {
+        const Node& n = pg.nodes[s];
+        std::printf("%s\n  {\"op\": \"%s\", \"name\": \"%s\", \"outputs\": [", s ? "," : "", op_type_name(n.type),
+                    json_escape(n.name).c_str());
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+          const int32_t t = n.outputs[k];
+          const TensorPlacement& p = session->placements()[t];
+          std::printf("%s{\"tensor\": \"%s\", \"shape\": \"%s\", \"arena\": \"%s\", \"offset\": %llu, \"bytes\": %llu, "
+                      "\"first\": %d, \"last\": %d, \"inplace_of\": %d}",
+                      k ? ", " : "", json_escape(pg.tensors[t].name).c_str(), session->tensor_shape(t).str().c_str(),
+                      arena_name(p.arena), static_cast<unsigned long long>(p.offset),
+                      static_cast<unsigned long long>(p.bytes), p.life.first, p.life.last, session->inplace_of(t));
+        }
+        std::printf("]}");
       }
-      std::printf("\n ]}");
+      std::printf("\n ], \"ops\": %zu, \"passes\": [", pg.nodes.size());
+      for (size_t i = 0; i < session->pass_report().size(); ++i) {
+        const PassReport& r = session->pass_report()[i];
+        std::printf("%s{\"name\": \"%s\", \"ran\": %s, \"modified\": %s, \"ops_after\": %zu}", i ? ", " : "",
+                    r.name.c_str(), r.ran ? "true" : "false", r.modified ? "true" : "false", r.ops_after);
+      }
+      std::printf("]}");
     }
     std::printf("}\n");
     return kExitOk;
@@ -120,17 +135,26 @@ int run_inspect(const Options& o) {
   if (!session) return kExitOk;
 
   const MemoryReport& m = session->memory();
+  const Graph& pg = session->graph();
+  std::printf("\npasses      ");
+  for (const PassReport& r : session->pass_report())
+    std::printf(" %s:%s", r.name.c_str(), !r.ran ? "off" : r.modified ? "changed" : "unchanged");
+  std::printf("  (%zu ops -> %zu)\n", g.nodes.size(), pg.nodes.size());
   std::printf("\nplan (backend %s, max batch %d)\n", session->backend_name(), o.batch);
-  std::printf("  %-4s %-18s %-34s %-16s %-12s %12s %10s  %s\n", "step", "op", "name", "output shape", "arena",
+  std::printf("  %-4s %-18s %-40s %-18s %-12s %12s %10s  %s\n", "step", "op", "name", "output shape", "arena",
               "offset", "bytes", "live");
-  for (size_t s = 0; s < g.nodes.size(); ++s) {
-    const Node& n = g.nodes[s];
-    const int32_t t = n.outputs[0];
-    const TensorPlacement& pl = session->placements()[t];
-    std::printf("  %-4zu %-18s %-34s %-16s %-12s %12llu %10llu  %d..%d\n", s, op_type_name(n.type), n.name.c_str(),
-                session->tensor_shape(t).str().c_str(), arena_name(pl.arena),
-                static_cast<unsigned long long>(pl.offset), static_cast<unsigned long long>(pl.bytes), pl.life.first,
-                pl.life.last);
+  for (size_t s = 0; s < pg.nodes.size(); ++s) {
+    const Node& n = pg.nodes[s];
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const int32_t t = n.outputs[k];
+      const TensorPlacement& pl = session->placements()[t];
+      std::string live = std::to_string(pl.life.first) + ".." + std::to_string(pl.life.last);
+      if (session->inplace_of(t) >= 0) live += " (in place of " + pg.tensors[session->inplace_of(t)].name + ")";
+      std::printf("  %-4s %-18s %-40s %-18s %-12s %12llu %10llu  %s\n", k ? "" : std::to_string(s).c_str(),
+                  k ? "" : op_type_name(n.type), k ? ("  +" + pg.tensors[t].name).c_str() : n.name.c_str(),
+                  session->tensor_shape(t).str().c_str(), arena_name(pl.arena),
+                  static_cast<unsigned long long>(pl.offset), static_cast<unsigned long long>(pl.bytes), live.c_str());
+    }
   }
   std::printf("\n  weights      %s (mapped from the file, zero-copy)\n", format_bytes(m.weight_bytes).c_str());
   std::printf("  activations  %s peak; liveness lower bound %s (%.3fx)\n", format_bytes(m.activation_bytes).c_str(),
@@ -149,6 +173,10 @@ Runner add_inspect(CLI::App& app) {
   sub->add_flag("--plan", o->plan, "also plan a session and print each step's tensor, arena offset and lifetime");
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_option("-b,--backend", o->backend, "backend to plan for")->capture_default_str();
+  sub->add_option("--opt-level", o->opt_level, "0: the graph as written; 1: after the planner passes")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
+  sub->add_option("--disable-pass", o->disabled_passes, "comma-separated planner passes to skip (or 'all')");
   sub->add_option("--batch", o->batch, "maximum batch to plan for")->capture_default_str()->check(CLI::Range(1, 4096));
   return [o] { return run_inspect(*o); };
 }

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   reg(add_preprocess);
   reg(add_inspect);
   reg(add_bench);
+  reg(add_eval);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -49,14 +49,19 @@ Status Session::create(std::shared_ptr<const Model> model, const SessionOptions&
 }
 
 Status Session::plan(const SessionOptions& options) {
-  const Graph& g = model_->graph;
-  const size_t nt = g.tensors.size();
   VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_));
+  graph_ = model_->graph;  // constants still point into the mapped file
+  PassContext ctx;
+  ctx.backend = backend_.get();
+  VITRT_RETURN_IF_ERROR(run_passes(graph_, ctx, options.opt_level, options.disabled_passes, &pass_report_));
+  const Graph& g = graph_;
+  const size_t nt = g.tensors.size();
   max_shapes_.assign(nt, Shape());
   VITRT_RETURN_IF_ERROR(propagate_shapes(g, options.max_batch, max_shapes_.data()));
 
   // Kernels, created with the shapes at the maximum batch.
   uint64_t workspace = 0;
+  std::vector<bool> may_inplace(g.nodes.size(), false);
   steps_.clear();
   steps_.reserve(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -85,12 +90,41 @@ Status Session::plan(const SessionOptions& options) {
     if (!st.ok()) return st.with_context(describe_node(node, n));
     if (!step.kernel) return runtime_error(describe_node(node, n) + ": backend returned no kernel");
     workspace = std::max<uint64_t>(workspace, info.workspace_bytes);
+    may_inplace[n] = info.may_inplace;
     steps_.push_back(std::move(step));
   }
 
   // Placement: weights stay in the mapped file; the input is bound to the caller's memory at run time;
   // everything else lives in the activation arena.
-  const std::vector<Lifetime> life = compute_lifetimes(g);
+  std::vector<Lifetime> life = compute_lifetimes(g);
+  // In place: an elementwise kernel may write over its first input when that input is an activation read by
+  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule).
+  alias_of_.assign(nt, -1);
+  std::vector<int32_t> root(nt);
+  for (size_t i = 0; i < nt; ++i) root[i] = static_cast<int32_t>(i);
+  if (options.allow_inplace && !options.preserve_intermediates) {
+    std::vector<int> readers(nt, 0);
+    for (const Node& n : g.nodes)
+      for (int32_t i : n.inputs)
+        if (i != kAbsent) readers[i]++;
+    auto is_io = [&](int32_t t) {
+      for (int32_t x : g.inputs)
+        if (x == t) return true;
+      for (int32_t x : g.outputs)
+        if (x == t) return true;
+      return false;
+    };
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (!may_inplace[n]) continue;
+      const int32_t src = g.nodes[n].inputs[0], dst = g.nodes[n].outputs[0];
+      if (src == kAbsent || g.tensors[src].is_constant || readers[src] != 1 || is_io(src) || is_io(dst)) continue;
+      if (tensor_bytes(g.tensors[src], max_shapes_[src]) != tensor_bytes(g.tensors[dst], max_shapes_[dst])) continue;
+      root[dst] = root[src];
+      alias_of_[dst] = src;
+      Lifetime& r = life[root[dst]];
+      r.last = std::max(r.last, life[dst].last);
+    }
+  }
   placements_.assign(nt, TensorPlacement());
   std::vector<ArenaRequest> requests(nt);
   for (size_t i = 0; i < nt; ++i) {
@@ -110,12 +144,16 @@ Status Session::plan(const SessionOptions& options) {
     }
     if (life[i].last < 0) continue;  // never produced nor read
     p.arena = ArenaKind::kActivations;
+    if (root[i] != static_cast<int32_t>(i)) {
+      p.life.last = life[root[i]].last;
+      continue;  // shares its root's block
+    }
     requests[i].size = p.bytes;
     requests[i].life = life[i];
   }
   const ArenaPlan ap = plan_arena(requests, kAlignment, kOverread, options.preserve_intermediates);
   for (size_t i = 0; i < nt; ++i)
-    if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[i];
+    if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[root[i]];
 
   VITRT_RETURN_IF_ERROR(activations_.allocate(ap.peak, kAlignment, "activation"));
   VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace + kOverread, kAlignment, "workspace"));
@@ -136,7 +174,7 @@ Status Session::plan(const SessionOptions& options) {
 }
 
 Status Session::bind_batch(int64_t batch) {
-  const Graph& g = model_->graph;
+  const Graph& g = graph_;
   VITRT_RETURN_IF_ERROR(propagate_shapes(g, batch, shapes_.data()));
   for (size_t i = 0; i < shapes_.size(); ++i) {
     if (placements_[i].arena == ArenaKind::kActivations &&
@@ -150,13 +188,13 @@ Status Session::bind_batch(int64_t batch) {
 }
 
 Shape Session::input_shape(int64_t batch) const {
-  Shape s = model_->graph.tensors[model_->graph.inputs[0]].shape;
+  Shape s = graph_.tensors[graph_.inputs[0]].shape;
   s[0] = batch;
   return s;
 }
 
 Shape Session::output_shape(int64_t batch) const {
-  Shape s = model_->graph.tensors[model_->graph.outputs[0]].shape;
+  Shape s = graph_.tensors[graph_.outputs[0]].shape;
   for (int d = 0; d < s.rank; ++d)
     if (s[d] == kDynamicDim) s[d] = batch;
   return s;
@@ -173,7 +211,7 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
     return bad_input("run: batch " + std::to_string(batch) + " outside 1.." + std::to_string(options_.max_batch) +
                      " (the session's max_batch)");
   if (batch != bound_batch_) VITRT_RETURN_IF_ERROR(bind_batch(batch));
-  const Graph& g = model_->graph;
+  const Graph& g = graph_;
   const int32_t in = g.inputs[0];
   refs_[in].data = const_cast<float*>(input);
   const int32_t out = g.outputs[0];

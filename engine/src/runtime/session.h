@@ -13,6 +13,7 @@
 #include "loader/model_loader.h"
 #include "memory/arena.h"
 #include "memory/liveness.h"
+#include "planner/pass_manager.h"
 
 namespace vitrt {
 
@@ -22,6 +23,9 @@ struct SessionOptions {
   int64_t max_batch = 1;
   bool preserve_intermediates = false;  // no arena reuse: every tensor survives the run (for dumps)
   bool poison_activations = false;      // fill the activation arena with NaN before each run (tests)
+  int opt_level = 1;                    // 0: run the model's graph as written; 1: run the planner passes
+  std::string disabled_passes;          // comma-separated pass names to skip (see planner/pass_manager.h)
+  bool allow_inplace = true;            // let elementwise kernels write over their single-use input
 };
 
 enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput };
@@ -52,6 +56,11 @@ class Session {
   Status run(const float* input, int64_t batch, float* output, size_t output_capacity);
 
   const Model& model() const { return *model_; }
+  // The graph this session runs: the model's graph after the planner passes.
+  const Graph& graph() const { return graph_; }
+  const std::vector<PassReport>& pass_report() const { return pass_report_; }
+  // Tensors whose memory is shared with an earlier tensor by an in-place kernel (index -> that tensor), -1 else.
+  int32_t inplace_of(int32_t tensor) const { return alias_of_[tensor]; }
   const SessionOptions& options() const { return options_; }
   const char* backend_name() const { return backend_->name(); }
   Shape input_shape(int64_t batch) const;   // [batch,C,H,W]
@@ -76,6 +85,9 @@ class Session {
   Status bind_batch(int64_t batch);
 
   std::shared_ptr<const Model> model_;
+  Graph graph_;
+  std::vector<PassReport> pass_report_;
+  std::vector<int32_t> alias_of_;
   SessionOptions options_;
   std::unique_ptr<Backend> backend_;
   std::vector<Step> steps_;

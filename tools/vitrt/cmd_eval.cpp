@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// vitrt eval -m MODEL DIR: top-1/top-5 accuracy over an ImageFolder-style directory (one sub-folder per class,
+// as ImageNet validation sets are laid out), with images/s, a progress bar and --json.
+//
+// Folder -> class: a folder whose name matches one of the model's labels (case-insensitively, punctuation and
+// spaces ignored) is that class; otherwise folders are numbered in sorted order, as torchvision's ImageFolder
+// does, which requires as many folders as the model has classes.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "cli_common.h"
+#include "image/image.h"
+
+namespace vitrt::cli {
+namespace {
+
+struct Options {
+  RunOptions run;
+  std::string dir;
+  bool json = false;
+  int64_t limit = 0;
+};
+
+std::string normalize(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s)
+    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
+  return o;
+}
+
+struct Sample {
+  std::string path;
+  int label;
+};
+
+Status list_samples(const std::string& dir, const std::vector<std::string>& labels, std::vector<Sample>* samples,
+                    std::string* mapping_note) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return bad_input("'" + dir + "' is not a directory");
+  std::vector<std::string> folders;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_directory()) folders.push_back(e.path().filename().string());
+  if (ec) return io_error("cannot read '" + dir + "': " + ec.message());
+  std::sort(folders.begin(), folders.end());
+  if (folders.empty()) return bad_input("'" + dir + "' has no class sub-folders (expected DIR/<class>/<image>)");
+  std::map<std::string, int> by_label;
+  for (size_t i = 0; i < labels.size(); ++i) by_label.emplace(normalize(labels[i]), static_cast<int>(i));
+  bool all_match = true;
+  for (const auto& f : folders) all_match = all_match && by_label.count(normalize(f));
+  if (!all_match && folders.size() != labels.size())
+    return bad_input("'" + dir + "' has " + std::to_string(folders.size()) + " class folders whose names are not all "
+                     "model labels, and the model has " + std::to_string(labels.size()) + " classes");
+  *mapping_note = all_match ? "folders matched to labels by name" : "folders numbered in sorted order (ImageFolder)";
+  for (size_t i = 0; i < folders.size(); ++i) {
+    const int label = all_match ? by_label[normalize(folders[i])] : static_cast<int>(i);
+    std::vector<std::string> images;
+    VITRT_RETURN_IF_ERROR(collect_images({(fs::path(dir) / folders[i]).string()}, &images));
+    for (auto& p : images) samples->push_back({std::move(p), label});
+  }
+  return Status::Ok();
+}
+
+int run_eval(const Options& o) {
+  std::shared_ptr<const Model> model;
+  if (int rc = load_model_or_report(o.run.model_path, &model)) return rc;
+  const Graph& g = model->graph;
+  std::vector<Sample> samples;
+  std::string note;
+  Status st = list_samples(o.dir, g.metadata.labels, &samples, &note);
+  if (!st.ok()) return report_error("eval", st, false);
+  if (o.limit > 0 && static_cast<int64_t>(samples.size()) > o.limit) samples.resize(o.limit);
+  std::fprintf(stderr, "eval: %zu images in '%s' (%s)\n", samples.size(), o.dir.c_str(), note.c_str());
+  const Shape& in = g.tensors[g.inputs[0]].shape;
+  const size_t per_image = static_cast<size_t>(in[1] * in[2] * in[3]);
+  const int batch = static_cast<int>(std::min<size_t>(o.run.batch, std::max<size_t>(samples.size(), 1)));
+  std::unique_ptr<Session> session;
+  if (int rc = create_session_or_report(model, o.run, batch, &session)) return rc;
+  const Shape os = session->output_shape(1);
+  const int classes = static_cast<int>(os.dims[os.rank - 1]);
+  std::vector<float> x(per_image * batch), y(static_cast<size_t>(classes) * batch);
+  std::vector<int> labels_in_batch(batch);
+  int64_t top1 = 0, top5 = 0, seen = 0, unreadable = 0;
+  std::vector<int64_t> per_class_total(classes), per_class_hit(classes);
+  Progress progress(samples.size(), "eval");
+  double infer_s = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t start = 0; start < samples.size(); start += batch) {
+    int n = 0;
+    for (size_t i = start; i < std::min(samples.size(), start + batch); ++i) {
+      Status ps = load_and_preprocess(samples[i].path, g.metadata.preprocess, x.data() + per_image * n);
+      if (!ps.ok()) {
+        std::cerr << "vitrt: eval: " << ps.message() << "\n";
+        ++unreadable;
+        continue;
+      }
+      labels_in_batch[n++] = samples[i].label;
+    }
+    if (n > 0) {
+      const auto r0 = std::chrono::steady_clock::now();
+      Status rs = session->run(x.data(), n, y.data(), y.size());
+      infer_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+      if (!rs.ok()) return report_error("eval", rs, false);
+      for (int j = 0; j < n; ++j) {
+        const float* l = y.data() + static_cast<size_t>(classes) * j;
+        const int truth = labels_in_batch[j];
+        int rank = 0;  // classes scoring strictly higher than the truth (ties go to the lower index, as argmax)
+        for (int c = 0; c < classes; ++c)
+          if (l[c] > l[truth] || (l[c] == l[truth] && c < truth)) ++rank;
+        top1 += rank == 0;
+        top5 += rank < 5;
+        per_class_total[truth]++;
+        per_class_hit[truth] += rank == 0;
+        ++seen;
+      }
+    }
+    progress.update(std::min(samples.size(), start + batch));
+  }
+  progress.finish();
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double acc1 = seen ? 100.0 * top1 / seen : 0, acc5 = seen ? 100.0 * top5 / seen : 0;
+  if (o.json) {
+    std::printf("{\"model\": \"%s\", \"dir\": \"%s\", \"images\": %lld, \"unreadable\": %lld, \"top1\": %.4f, "
+                "\"top5\": %.4f, \"images_per_s\": %.2f, \"inference_images_per_s\": %.2f, \"backend\": \"%s\", "
+                "\"batch\": %d, \"per_class_top1\": {",
+                json_escape(o.run.model_path).c_str(), json_escape(o.dir).c_str(), static_cast<long long>(seen),
+                static_cast<long long>(unreadable), acc1, acc5, seen / std::max(total_s, 1e-9),
+                seen / std::max(infer_s, 1e-9), session->backend_name(), batch);
+    bool first = true;
+    for (int c = 0; c < classes; ++c) {
+      if (!per_class_total[c]) continue;
+      const std::string name = c < static_cast<int>(g.metadata.labels.size()) ? g.metadata.labels[c] : std::to_string(c);
+      std::printf("%s\"%s\": %.4f", first ? "" : ", ", json_escape(name).c_str(),
+                  100.0 * per_class_hit[c] / per_class_total[c]);
+      first = false;
+    }
+    std::printf("}}\n");
+  } else {
+    std::printf("images     %lld (%lld unreadable)\n", static_cast<long long>(seen), static_cast<long long>(unreadable));
+    std::printf("top-1      %.2f%%\ntop-5      %.2f%%\n", acc1, acc5);
+    std::printf("speed      %.1f images/s end to end (decode + preprocess + inference), %.1f images/s inference "
+                "only (backend %s, batch %d, %d thread(s))\n",
+                seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name(), batch,
+                o.run.threads);
+  }
+  return unreadable ? kExitBadInput : kExitOk;
+}
+
+}  // namespace
+
+Runner add_eval(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("eval", "top-1/top-5 accuracy over an ImageFolder directory (DIR/<class>/<image>)");
+  add_run_options(sub, &o->run);
+  sub->add_option("dir", o->dir, "directory with one sub-folder per class")->required();
+  sub->add_option("--limit", o->limit, "evaluate at most this many images (0: all)");
+  sub->add_flag("--json", o->json, "machine-readable output");
+  return [o] { return run_eval(*o); };
+}
+
+}  // namespace vitrt::cli

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs everything vitrt needs to build and test, from Debian's packages. Idempotent: when every package is
 # already installed it does nothing; otherwise (as root, or through sudo) `apt-get update` then install.
+#   tools/setup.sh            build + test dependencies
+#   tools/setup.sh --build    build dependencies only (what tools/demo.sh needs)
 set -euo pipefail
 
 packages=(
@@ -14,8 +16,13 @@ packages=(
   nlohmann-json3-dev                         # safetensors headers and JSON test manifests
   libzip-dev                                 # torch.save checkpoints are zip archives
   libpng-dev libjpeg-dev                     # image decoding (libjpeg-turbo: the decoder PIL uses)
+)
+test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
 )
+if [ "${1:-}" != "--build" ]; then
+  packages+=("${test_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

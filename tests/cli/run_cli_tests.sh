@@ -61,6 +61,19 @@ for name in deit_tiny pvt_v2_b0 deit_tiny_timm deit_safetensors; do
   fi
 done
 
+# 1b. --dump-dir keeps every intermediate; its last tensor is the logits.
+if "$bin/vitrt" run -m "$work/pvt_v2_b0.vitrt" --input "$cases/pvt_v2_b0/input.npy" --output "$work/d.npy" --dump-dir "$work/dump" 2>"$work/err" &&
+   "$py" -c "
+import numpy as np, glob
+files = sorted(glob.glob('$work/dump/*.npy'))
+assert len(files) > 50, len(files)
+assert np.array_equal(np.load(files[-1]), np.load('$work/d.npy'))
+assert all(np.isfinite(np.load(f)).all() for f in files)"; then
+  ok "run --dump-dir writes every intermediate ($(ls "$work/dump" | wc -l) tensors)"
+else
+  bad "run --dump-dir: $(cat "$work/err")"
+fi
+
 # 2. Bad model files: truncated, bit-flipped, not a model, missing.
 model=$work/deit_tiny.vitrt
 head -c 100000 "$model" >"$work/truncated.vitrt"

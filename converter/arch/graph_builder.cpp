@@ -68,6 +68,15 @@ int32_t GraphBuilder::constant(const std::string& name, const Shape& shape, std:
 }
 
 int32_t GraphBuilder::op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name) {
+  return op_outputs(type, std::move(attrs), std::move(inputs), name, {name})[0];
+}
+
+std::vector<int32_t> GraphBuilder::op_outputs(OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+                                              const std::string& name, const std::vector<std::string>& output_names) {
+  if (output_names.empty() || output_names.size() > static_cast<size_t>(kMaxOpOutputs)) {
+    errors_.push_back(name + ": " + std::to_string(output_names.size()) + " outputs requested");
+    return std::vector<int32_t>(output_names.size(), 0);
+  }
   const Shape* src[kMaxOpInputs] = {};
   for (size_t i = 0; i < inputs.size() && i < static_cast<size_t>(kMaxOpInputs); ++i)
     src[i] = inputs[i] == kAbsent ? nullptr : &shapes_[inputs[i]];
@@ -75,20 +84,23 @@ int32_t GraphBuilder::op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs
   probe.type = type;
   probe.attrs = attrs;
   probe.inputs = inputs;
-  probe.outputs = {0};
+  probe.outputs.assign(output_names.size(), 0);
   probe.name = name;
   Shape dst[kMaxOpOutputs];
   Status st = infer_node_shapes(probe, src, static_cast<int>(inputs.size()), dst);
   if (!st.ok()) {
     // Only report the first shape error: later ones are usually consequences of it.
     if (errors_.empty() && missing_.empty()) errors_.push_back(name + ": " + st.message());
-    dst[0] = Shape{1};
+    for (size_t o = 0; o < output_names.size(); ++o) dst[o] = Shape{1};
   }
-  const int32_t out = graph_.add_activation(name, Shape());
-  shapes_.resize(graph_.tensors.size());
-  shapes_[out] = dst[0];
-  graph_.add_node(type, std::move(attrs), std::move(inputs), {out}, name);
-  return out;
+  std::vector<int32_t> outs;
+  for (size_t o = 0; o < output_names.size(); ++o) {
+    outs.push_back(graph_.add_activation(output_names[o], Shape()));
+    shapes_.resize(graph_.tensors.size());
+    shapes_[outs.back()] = dst[o];
+  }
+  graph_.add_node(type, std::move(attrs), std::move(inputs), outs, name);
+  return outs;
 }
 
 Status GraphBuilder::finish(Graph* out) {

@@ -31,6 +31,10 @@ class GraphBuilder {
 
   // Adds a node with one output; returns the output tensor. Shapes are inferred at batch 1 as nodes are added.
   int32_t op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name);
+  // Adds a node with one output per name in `output_names` (the first is usually the node's name, e.g. a
+  // LaViT attention's output and its exported scores); returns the output tensors.
+  std::vector<int32_t> op_outputs(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name,
+                                  const std::vector<std::string>& output_names);
   const Shape& shape(int32_t tensor) const { return shapes_[tensor]; }
 
   void mark_output(int32_t tensor) { graph_.outputs.push_back(tensor); }

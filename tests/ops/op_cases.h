@@ -3,6 +3,10 @@
 #pragma once
 // The PyTorch op cases written by tools/reference/make_op_cases.py (manifest.json + .npy files), loaded into
 // OpTypes, OpAttrs and tensors ready for OpRunner.
+//
+// A case may list "extra_outputs": [{"expected64", "expected32"}, ...]: its node then has 1 + that many
+// outputs. It is loaded as one OpCase per output, named "<name>" (output 0) and "<name>:out<k>", each
+// registered in output_selections() so that OpRunner plans all the node's outputs and reports the case's own.
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -30,6 +34,8 @@ struct OpCase {
   Shape out_shape;
   std::vector<double> expected64, expected32;
   bool batchable = false;
+  int num_outputs = 1;   // outputs of the node
+  int output_index = 0;  // the output this case checks
 
   std::vector<const HostTensor*> input_ptrs() const {
     std::vector<const HostTensor*> v;
@@ -171,7 +177,35 @@ inline Status load_op_cases(const std::string& dir, std::vector<OpCase>* cases) 
       if (!Shape::from_vector(shape, &c.out_shape) || shape != shape32)
         return bad_input("bad expected shape in " + c.name);
       c.batchable = jc.value("batchable", false);
+      std::vector<OpCase> extra;
+      if (jc.contains("extra_outputs")) {
+        const auto& jx = jc.at("extra_outputs");
+        c.num_outputs = 1 + static_cast<int>(jx.size());
+        if (c.num_outputs > kMaxOpOutputs) return bad_input("too many outputs in " + c.name);
+        for (size_t k = 0; k < jx.size(); ++k) {
+          OpCase e;
+          e.name = c.name + ":out" + std::to_string(k + 1);
+          e.type = c.type;
+          e.attrs = c.attrs;
+          e.inputs = c.inputs;
+          e.batchable = c.batchable;
+          e.num_outputs = c.num_outputs;
+          e.output_index = static_cast<int>(k + 1);
+          VITRT_RETURN_IF_ERROR(
+              read_npy_f64(dir + "/" + jx[k].at("expected64").get<std::string>(), &e.expected64, &shape));
+          VITRT_RETURN_IF_ERROR(
+              read_npy_f64(dir + "/" + jx[k].at("expected32").get<std::string>(), &e.expected32, &shape32));
+          if (!Shape::from_vector(shape, &e.out_shape) || shape != shape32)
+            return bad_input("bad expected shape in " + e.name);
+          extra.push_back(std::move(e));
+        }
+      }
+      if (c.num_outputs > 1) output_selections()[c.name] = OutputSelection{c.num_outputs, 0};
       cases->push_back(std::move(c));
+      for (auto& e : extra) {
+        output_selections()[e.name] = OutputSelection{e.num_outputs, e.output_index};
+        cases->push_back(std::move(e));
+      }
     }
   } catch (const std::exception& e) {
     return bad_input(std::string("bad op-case manifest: ") + e.what());

@@ -7,10 +7,17 @@
 // the kernel on the backend, and runs it with 64-byte-aligned buffers: inputs copied in, output and workspace
 // poisoned with NaN first so that an unwritten element shows. compare_to_reference() checks an output against
 // a float64 reference with a tolerance derived from PyTorch's own float32 error.
+//
+// Ops with several outputs (SoftmaxAttention's optional scores, ReusedAttention's new scores): the node gets
+// `num_outputs` outputs, all allocated and poisoned on every run, and the runner reports the one at `index`
+// (planned_output_shape, run's `out` and `out_shape`). The selection is set with select_outputs(), or comes
+// from output_selections() by case name (load_op_cases registers every multi-output case there, so tests that
+// only call plan/run check each output of such an op without knowing about it).
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,14 +57,37 @@ class AlignedBuffer {
   size_t size_ = 0;
 };
 
+struct OutputSelection {
+  int num_outputs = 1;  // outputs of the node
+  int index = 0;        // the output the runner reports
+};
+
+// Output selections by case name, consulted by OpRunner::plan (see above).
+inline std::map<std::string, OutputSelection>& output_selections() {
+  static std::map<std::string, OutputSelection> selections;
+  return selections;
+}
+
 class OpRunner {
  public:
+  // The outputs of the next plan() when its name is not in output_selections().
+  void select_outputs(int num_outputs, int index) {
+    default_selection_ = OutputSelection{num_outputs, index};
+  }
+  const OutputSelection& selection() const { return sel_; }
+
   // Plans `type` with `attrs` on `backend` for `inputs` (shapes at the maximum batch; nullptr = an absent
   // optional input). constant[i] makes input i a graph constant (a weight): its data is given at plan time.
   Status plan(Backend& backend, OpType type, const OpAttrs& attrs,
               const std::vector<const HostTensor*>& inputs, const std::vector<bool>& constant,
               const std::string& name = "test_op") {
     graph_ = Graph{};
+    sel_ = default_selection_;
+    auto found = output_selections().find(name);
+    if (found != output_selections().end()) sel_ = found->second;
+    if (sel_.num_outputs < 1 || sel_.num_outputs > kMaxOpOutputs || sel_.index < 0 ||
+        sel_.index >= sel_.num_outputs)
+      return invalid_argument("bad output selection for " + name);
     std::vector<int32_t> ins;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i]) {
@@ -69,9 +99,12 @@ class OpRunner {
         graph_.inputs.push_back(ins.back());
       }
     }
-    const int32_t out = graph_.add_activation("out", Shape{});
-    graph_.outputs.push_back(out);
-    graph_.add_node(type, attrs, ins, {out}, name);
+    std::vector<int32_t> outs;
+    for (int o = 0; o < sel_.num_outputs; ++o) {
+      outs.push_back(graph_.add_activation(o == 0 ? "out" : "out" + std::to_string(o), Shape{}));
+      graph_.outputs.push_back(outs.back());
+    }
+    graph_.add_node(type, attrs, ins, outs, name);
     const Node& node = graph_.nodes.back();
     KernelPlan plan;
     plan.node = &node;
@@ -86,10 +119,13 @@ class OpRunner {
     }
     Shape dst[kMaxOpOutputs];
     VITRT_RETURN_IF_ERROR(infer_node_shapes(node, shapes, plan.num_src, dst));
-    graph_.tensors[out].shape = dst[0];
-    plan.num_dst = 1;
-    plan.dst_shapes[0] = dst[0];
-    out_shape_ = dst[0];
+    plan.num_dst = sel_.num_outputs;
+    for (int o = 0; o < sel_.num_outputs; ++o) {
+      graph_.tensors[outs[o]].shape = dst[o];
+      plan.dst_shapes[o] = dst[o];
+      planned_out_[o] = dst[o];
+    }
+    out_shape_ = dst[sel_.index];
     constant_ = constant;
     constant_.resize(inputs.size(), false);
     info_ = KernelInfo{};
@@ -104,9 +140,10 @@ class OpRunner {
   const KernelInfo& info() const { return info_; }
   const Graph& graph() const { return graph_; }
 
-  // Runs on `inputs` (actual shapes, e.g. a smaller batch). The output shape is `out_shape` when given, else
-  // inferred from the inputs (the planned one when inference fails, so that the kernel sees the bad shapes).
-  // With `inplace`, dst shares src[0]'s buffer. `out` receives the output shape and values.
+  // Runs on `inputs` (actual shapes, e.g. a smaller batch). The selected output's shape is `out_shape` when
+  // given, else inferred from the inputs (the planned one when inference fails, so that the kernel sees the
+  // bad shapes); the other outputs get their inferred shapes. With `inplace`, dst[0] shares src[0]'s buffer.
+  // `out` receives the selected output's shape and values.
   Status run(const std::vector<const HostTensor*>& inputs, HostTensor* out, const Shape* out_shape = nullptr,
              bool inplace = false) {
     if (!kernel_) return runtime_error("not planned");
@@ -126,25 +163,29 @@ class OpRunner {
       args.src[i] = &refs[i];
       shapes[i] = &refs[i].shape;
     }
-    Shape dst_shape = out_shape_;
-    if (out_shape) {
-      dst_shape = *out_shape;
-    } else {
-      Shape inferred[kMaxOpOutputs];
-      if (infer_node_shapes(graph_.nodes.back(), shapes, n, inferred).ok()) dst_shape = inferred[0];
+    const int nout = sel_.num_outputs;
+    Shape dst_shapes[kMaxOpOutputs];
+    for (int o = 0; o < nout; ++o) dst_shapes[o] = planned_out_[o];
+    Shape inferred[kMaxOpOutputs];
+    if (infer_node_shapes(graph_.nodes.back(), shapes, n, inferred).ok())
+      for (int o = 0; o < nout; ++o) dst_shapes[o] = inferred[o];
+    if (out_shape) dst_shapes[sel_.index] = *out_shape;
+    const Shape dst_shape = dst_shapes[sel_.index];
+    AlignedBuffer out_bufs[kMaxOpOutputs];
+    TensorRef dsts[kMaxOpOutputs];
+    for (int o = 0; o < nout; ++o) {
+      dsts[o].shape = dst_shapes[o];
+      if (inplace && o == 0) {
+        dsts[o].data = refs[0].data;  // src[0]'s buffer
+      } else {
+        out_bufs[o].resize(static_cast<size_t>(dst_shapes[o].numel()));
+        out_bufs[o].fill(std::numeric_limits<float>::quiet_NaN());
+        dsts[o].data = out_bufs[o].data();
+      }
+      args.dst[o] = &dsts[o];
     }
-    AlignedBuffer out_buf;
-    TensorRef dst;
-    dst.shape = dst_shape;
-    if (inplace) {
-      dst.data = refs[0].data;  // src[0]'s buffer
-    } else {
-      out_buf.resize(static_cast<size_t>(dst_shape.numel()));
-      out_buf.fill(std::numeric_limits<float>::quiet_NaN());
-      dst.data = out_buf.data();
-    }
-    args.dst[0] = &dst;
-    args.num_dst = 1;
+    args.num_dst = nout;
+    const TensorRef& dst = dsts[sel_.index];
     workspace_.fill(std::numeric_limits<float>::quiet_NaN());
     args.workspace = info_.workspace_bytes ? workspace_.data() : nullptr;
     args.workspace_bytes = info_.workspace_bytes;
@@ -166,6 +207,8 @@ class OpRunner {
   std::unique_ptr<Kernel> kernel_;
   KernelInfo info_;
   Shape out_shape_;
+  Shape planned_out_[kMaxOpOutputs];
+  OutputSelection default_selection_, sel_;
   AlignedBuffer workspace_;
 };
 

@@ -2,9 +2,11 @@
 // Copyright the vitrt authors.
 // SoftmaxAttention: for each batch b, head h (channels c = h·d + j) and query row i:
 //   s[j] = scale · q_i·k_j,  p = softmax(s) (max-subtracted),  out[i, h·d:(h+1)·d] = Σ_j p[j] · v_j.
-// Q, K and V come as (q, k, v), (qkv) or (q, kv): see AttentionInputs. The workspace holds one head of K
-// transposed (d x Nk, so the score row accumulates contiguous rows) and one row of scores (Nk), sized at plan
-// time from the planned Nk; nothing is allocated in run.
+// Q, K and V come as (q, k, v), (qkv) or (q, kv): see AttentionInputs. After them an optional score bias
+// [B,h,Nq,Nk] is added to the scaled scores (s[j] = scale·q_i·k_j + bias[b,h,i,j]); with a second output the
+// final pre-softmax scores s are written to it ([B,h,Nq,Nk], LaViT's VA layers). The workspace holds one head
+// of K transposed (d x Nk, so the score row accumulates contiguous rows) and one row of scores (Nk), sized at
+// plan time from the planned Nk; nothing is allocated in run.
 #include <cmath>
 
 #include "backends/cpu/ref/kernels.h"
@@ -22,6 +24,11 @@ struct Operands {
   int64_t q_batch, k_batch, v_batch;     // between batch items
   int64_t nq, nk, c;
 };
+
+// Number of inputs the layout itself takes (the optional score bias follows them).
+int layout_inputs(AttentionInputs layout) {
+  return layout == AttentionInputs::kSeparate ? 3 : layout == AttentionInputs::kQkvPacked ? 1 : 2;
+}
 
 Operands locate(AttentionInputs layout, const KernelArgs& args) {
   Operands o{};
@@ -75,6 +82,9 @@ class SoftmaxAttentionKernel final : public RefKernel {
     float* s = kt + d * nk;                           // [nk]
     const float scale = a_.scale;
     float* out = args.dst[0]->f32();
+    const int nb = layout_inputs(a_.inputs);
+    const float* bias = args.num_src > nb && args.src[nb] ? args.src[nb]->f32() : nullptr;
+    float* scores = args.num_dst > 1 ? args.dst[1]->f32() : nullptr;
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t h = 0; h < heads; ++h) {
         const float* kb = o.k + b * o.k_batch + h * d;
@@ -90,11 +100,14 @@ class SoftmaxAttentionKernel final : public RefKernel {
             const float* kr = kt + t * nk;
             for (int64_t j = 0; j < nk; ++j) s[j] += qv * kr[j];
           }
+          const int64_t row = ((b * heads + h) * o.nq + i) * nk;  // of bias and scores [B,h,Nq,Nk]
+          for (int64_t j = 0; j < nk; ++j) s[j] *= scale;
+          if (bias)
+            for (int64_t j = 0; j < nk; ++j) s[j] += bias[row + j];
+          if (scores)
+            for (int64_t j = 0; j < nk; ++j) scores[row + j] = s[j];
           float mx = -INFINITY;
-          for (int64_t j = 0; j < nk; ++j) {
-            s[j] *= scale;
-            mx = s[j] > mx ? s[j] : mx;
-          }
+          for (int64_t j = 0; j < nk; ++j) mx = s[j] > mx ? s[j] : mx;
           double sum = 0.0;
           for (int64_t j = 0; j < nk; ++j) {
             s[j] = std::exp(s[j] - mx);

@@ -3,10 +3,18 @@
 // Which backends this build has, and creating one by name.
 #include "backends/backend_registry.h"
 
+#include "backends/cpu/x86/x86_backend.h"
+
 namespace vitrt {
 
 Status create_backend(const std::string& name, std::unique_ptr<Backend>* out) {
-  if (name == "auto" || name == "cpu" || name == "ref") {
+  if (name == "auto" || name == "cpu") {
+    // nullptr: no AVX2/AVX-512 on this CPU, VITRT_FORCE_REF=1, or VITRT_MAX_ISA=none.
+    std::unique_ptr<Backend> b = create_x86_backend();
+    *out = b ? std::move(b) : create_reference_backend();
+    return Status::Ok();
+  }
+  if (name == "ref") {
     *out = create_reference_backend();
     return Status::Ok();
   }

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The ISA-specific inner loops, one table per ISA level. simd_impl.h writes each loop once on xsimd batches;
+// simd_avx512.cpp and simd_avx2.cpp instantiate it with their own -m flags, and the backend picks a table by
+// CPUID at creation. Nothing here allocates or threads: callers split the work.
+#include <cstdint>
+
+namespace vitrt {
+namespace x86 {
+
+enum class BinaryOp : int { kAdd = 0, kMul = 1 };
+
+// One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys taken
+// kb at a time with an online (rescaled) softmax, so no Nq x Nk matrix ever exists.
+struct AttnBlock {
+  const float* q = nullptr;  // first query row of the block, head column offset applied
+  const float* k = nullptr;  // first key row, head offset applied
+  const float* v = nullptr;
+  int64_t q_stride = 0, k_stride = 0, v_stride = 0;  // between tokens (floats)
+  int64_t nq = 0;  // query rows in this block
+  int64_t nk = 0;  // keys
+  int64_t d = 0;   // head dim
+  int64_t kb = 0;  // key block (a multiple of 16)
+  float scale = 1.0f;
+  float* out = nullptr;  // first output row, head offset applied
+  int64_t out_stride = 0;
+  float* scratch = nullptr;  // attn_scratch_floats(nq, kb, d), 64-byte aligned
+};
+
+inline int64_t attn_scratch_floats(int64_t qb, int64_t kb, int64_t d) {
+  auto up = [](int64_t x) { return (x + 15) / 16 * 16; };
+  return up(d * kb) + up(qb * kb) + up(qb * d) + 2 * up(qb) + 16;
+}
+
+struct SimdTable {
+  const char* name;
+  int width;  // floats per vector
+  // y[i] = a[i*sa] op b[i*sb], sa and sb in {0, 1}.
+  void (*binary)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+  void (*gelu)(const float* x, float* y, int64_t n, bool tanh_form);
+  void (*relu)(const float* x, float* y, int64_t n);
+  // rows of c: (x - mean)/sqrt(var + eps)·γ + β (γ, β may be null).
+  void (*layer_norm)(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
+                     float eps);
+  void (*attention_block)(const AttnBlock& a);
+};
+
+const SimdTable* simd_table_avx512();
+const SimdTable* simd_table_avx2();
+
+}  // namespace x86
+}  // namespace vitrt

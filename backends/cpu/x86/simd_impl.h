@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The inner loops, written once on xsimd batches and instantiated per ISA (simd_avx512.cpp, simd_avx2.cpp).
+// Everything lives in an anonymous namespace so that no inline function compiled with AVX-512 flags can be
+// merged by the linker into the baseline or AVX2 code.
+#include <xsimd/xsimd.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "backends/cpu/x86/simd.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+template <class A>
+using VF = xsimd::batch<float, A>;
+
+template <class A>
+inline float hmax(const VF<A>& v) {
+  alignas(64) float t[VF<A>::size];
+  v.store_aligned(t);
+  float m = t[0];
+  for (std::size_t i = 1; i < VF<A>::size; ++i) m = t[i] > m ? t[i] : m;
+  return m;
+}
+
+template <class A>
+void binary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  int64_t i = 0;
+  if (op == BinaryOp::kAdd) {
+    if (sa && sb) {
+      for (; i + W <= n; i += W) (B::load_unaligned(a + i) + B::load_unaligned(b + i)).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = a[i] + b[i];
+    } else if (sa) {
+      const B bv(*b);
+      for (; i + W <= n; i += W) (B::load_unaligned(a + i) + bv).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = a[i] + *b;
+    } else if (sb) {
+      const B av(*a);
+      for (; i + W <= n; i += W) (av + B::load_unaligned(b + i)).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = *a + b[i];
+    } else {
+      for (; i < n; ++i) y[i] = *a + *b;
+    }
+  } else {
+    if (sa && sb) {
+      for (; i + W <= n; i += W) (B::load_unaligned(a + i) * B::load_unaligned(b + i)).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = a[i] * b[i];
+    } else if (sa) {
+      const B bv(*b);
+      for (; i + W <= n; i += W) (B::load_unaligned(a + i) * bv).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = a[i] * *b;
+    } else if (sb) {
+      const B av(*a);
+      for (; i + W <= n; i += W) (av * B::load_unaligned(b + i)).store_unaligned(y + i);
+      for (; i < n; ++i) y[i] = *a * b[i];
+    } else {
+      for (; i < n; ++i) y[i] = *a * *b;
+    }
+  }
+}
+
+template <class A>
+inline VF<A> gelu_erf_v(const VF<A>& x) {
+  return VF<A>(0.5f) * x * (VF<A>(1.0f) + xsimd::erf(x * VF<A>(0.70710678118654752440f)));
+}
+
+template <class A>
+inline VF<A> gelu_tanh_v(const VF<A>& x) {
+  const VF<A> k(0.79788456080286535588f), c(0.044715f);
+  return VF<A>(0.5f) * x * (VF<A>(1.0f) + xsimd::tanh(k * (x + c * x * x * x)));
+}
+
+template <class A>
+void gelu(const float* x, float* y, int64_t n, bool tanh_form) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  int64_t i = 0;
+  if (tanh_form) {
+    for (; i + W <= n; i += W) gelu_tanh_v<A>(B::load_unaligned(x + i)).store_unaligned(y + i);
+  } else {
+    for (; i + W <= n; i += W) gelu_erf_v<A>(B::load_unaligned(x + i)).store_unaligned(y + i);
+  }
+  if (i < n) {  // tail through a padded vector, so it gets exactly the same arithmetic
+    alignas(64) float t[W] = {};
+    for (int64_t j = i; j < n; ++j) t[j - i] = x[j];
+    B v = B::load_aligned(t);
+    (tanh_form ? gelu_tanh_v<A>(v) : gelu_erf_v<A>(v)).store_aligned(t);
+    for (int64_t j = i; j < n; ++j) y[j] = t[j - i];
+  }
+}
+
+template <class A>
+void relu(const float* x, float* y, int64_t n) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  int64_t i = 0;
+  const B z(0.0f);
+  for (; i + W <= n; i += W) {
+    const B v = B::load_unaligned(x + i);
+    xsimd::select(v < z, z, v).store_unaligned(y + i);  // NaN stays NaN, as torch.relu
+  }
+  for (; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+template <class A>
+void layer_norm(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
+                float eps) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * c;
+    float* yr = y + r * c;
+    B s0(0.0f), s1(0.0f);
+    int64_t i = 0;
+    for (; i + 2 * W <= c; i += 2 * W) {
+      s0 += B::load_unaligned(xr + i);
+      s1 += B::load_unaligned(xr + i + W);
+    }
+    for (; i + W <= c; i += W) s0 += B::load_unaligned(xr + i);
+    float sum = xsimd::hadd(s0 + s1);
+    for (; i < c; ++i) sum += xr[i];
+    const float mean = sum / static_cast<float>(c);
+    const B mv(mean);
+    B q0(0.0f), q1(0.0f);
+    i = 0;
+    for (; i + 2 * W <= c; i += 2 * W) {
+      const B d0 = B::load_unaligned(xr + i) - mv, d1 = B::load_unaligned(xr + i + W) - mv;
+      q0 = xsimd::fma(d0, d0, q0);
+      q1 = xsimd::fma(d1, d1, q1);
+    }
+    for (; i + W <= c; i += W) {
+      const B d0 = B::load_unaligned(xr + i) - mv;
+      q0 = xsimd::fma(d0, d0, q0);
+    }
+    float sq = xsimd::hadd(q0 + q1);
+    for (; i < c; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+    const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(c) + eps);
+    const B rv(rstd);
+    i = 0;
+    for (; i + W <= c; i += W) {
+      B v = (B::load_unaligned(xr + i) - mv) * rv;
+      if (gamma) v *= B::load_unaligned(gamma + i);
+      if (beta) v += B::load_unaligned(beta + i);
+      v.store_unaligned(yr + i);
+    }
+    for (; i < c; ++i) {
+      float v = (xr[i] - mean) * rstd;
+      if (gamma) v *= gamma[i];
+      if (beta) v += beta[i];
+      yr[i] = v;
+    }
+  }
+}
+
+// S[r][0..np) = scale · q_r · Kt, R rows x V vectors of keys.
+template <class A, int R, int V>
+inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s, int64_t ss,
+                       float scale) {
+  using B = VF<A>;
+  constexpr int W = B::size;
+  B acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = B(0.0f);
+  for (int64_t t = 0; t < d; ++t) {
+    B kv[V];
+    for (int v = 0; v < V; ++v) kv[v] = B::load_unaligned(kt + t * np + v * W);
+    for (int r = 0; r < R; ++r) {
+      const B qv(q[r * qs + t]);
+      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(qv, kv[v], acc[r][v]);
+    }
+  }
+  const B sc(scale);
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) (acc[r][v] * sc).store_unaligned(s + r * ss + v * W);
+}
+
+template <class A, int R>
+inline void score_rows(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s, int64_t ss,
+                       float scale) {
+  constexpr int W = VF<A>::size;
+  constexpr int V = W == 16 ? 4 : 2;
+  int64_t j = 0;
+  for (; j + V * W <= np; j += V * W) score_tile<A, R, V>(q, qs, kt + j, np, d, s + j, ss, scale);
+  for (; j < np; j += W) score_tile<A, R, 1>(q, qs, kt + j, np, d, s + j, ss, scale);
+}
+
+// O[r][c0..c0+V·W) += Σ_j P[r][j] · V[j][c0..], R rows.
+template <class A, int R, int V>
+inline void pv_tile(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, float* o, int64_t os) {
+  using B = VF<A>;
+  constexpr int W = B::size;
+  B acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = B::load_unaligned(o + r * os + v * W);
+  for (int64_t j = 0; j < n; ++j) {
+    B vv[V];
+    for (int v = 0; v < V; ++v) vv[v] = B::load_unaligned(vsrc + j * vs + v * W);
+    for (int r = 0; r < R; ++r) {
+      const B pv(p[r * ps + j]);
+      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(pv, vv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v].store_unaligned(o + r * os + v * W);
+}
+
+template <class A, int R>
+inline void pv_rows(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, int64_t d, float* o,
+                    int64_t os) {
+  constexpr int W = VF<A>::size;
+  constexpr int V = W == 16 ? 4 : 2;
+  int64_t c = 0;
+  for (; c + V * W <= d; c += V * W) pv_tile<A, R, V>(p, ps, vsrc + c, vs, n, o + c, os);
+  for (; c + W <= d; c += W) pv_tile<A, R, 1>(p, ps, vsrc + c, vs, n, o + c, os);
+  for (; c < d; ++c)
+    for (int r = 0; r < R; ++r) {
+      float acc = o[r * os + c];
+      for (int64_t j = 0; j < n; ++j) acc += p[r * ps + j] * vsrc[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+template <class A>
+void attention_block(const AttnBlock& a) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  auto up = [](int64_t x) { return (x + 15) / 16 * 16; };
+  const int64_t d = a.d, nq = a.nq, kb = a.kb;
+  float* kt = a.scratch;          // [d][np]
+  float* s = kt + up(d * kb);     // [nq][kb]
+  float* o = s + up(nq * kb);     // [nq][d]
+  float* m = o + up(nq * d);      // [nq]
+  float* l = m + up(nq);          // [nq]
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < nq * d; ++i) o[i] = 0.0f;
+  for (int64_t i = 0; i < nq; ++i) {
+    m[i] = ninf;
+    l[i] = 0.0f;
+  }
+  for (int64_t j0 = 0; j0 < a.nk; j0 += kb) {
+    const int64_t n = a.nk - j0 < kb ? a.nk - j0 : kb;
+    const int64_t np = (n + W - 1) / W * W;
+    // Kᵀ of this key block, zero-padded to np columns.
+    for (int64_t jj = 0; jj < n; ++jj) {
+      const float* kr = a.k + (j0 + jj) * a.k_stride;
+      for (int64_t t = 0; t < d; ++t) kt[t * np + jj] = kr[t];
+    }
+    for (int64_t t = 0; t < d; ++t)
+      for (int64_t jj = n; jj < np; ++jj) kt[t * np + jj] = 0.0f;
+    // Scores.
+    int64_t i = 0;
+    for (; i + 4 <= nq; i += 4) score_rows<A, 4>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
+    for (; i < nq; ++i) score_rows<A, 1>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
+    // Online softmax: P = exp(S - m_new), rescale the running sums and outputs.
+    for (i = 0; i < nq; ++i) {
+      float* sr = s + i * kb;
+      for (int64_t jj = n; jj < np; ++jj) sr[jj] = ninf;
+      B mx = B::load_unaligned(sr);
+      for (int64_t jj = W; jj < np; jj += W) mx = xsimd::max(mx, B::load_unaligned(sr + jj));
+      const float bm = hmax<A>(mx);
+      const float mnew = bm > m[i] ? bm : m[i];
+      const B mv(mnew);
+      B sum(0.0f);
+      for (int64_t jj = 0; jj < np; jj += W) {
+        const B e = xsimd::exp(B::load_unaligned(sr + jj) - mv);
+        e.store_unaligned(sr + jj);
+        sum += e;
+      }
+      if (m[i] != ninf) {
+        const float corr = std::exp(m[i] - mnew);
+        l[i] *= corr;
+        float* orow = o + i * d;
+        for (int64_t c = 0; c < d; ++c) orow[c] *= corr;
+      }
+      l[i] += xsimd::hadd(sum);
+      m[i] = mnew;
+    }
+    // O += P·V.
+    const float* vb = a.v + j0 * a.v_stride;
+    for (i = 0; i + 4 <= nq; i += 4) pv_rows<A, 4>(s + i * kb, kb, vb, a.v_stride, n, d, o + i * d, d);
+    for (; i < nq; ++i) pv_rows<A, 1>(s + i * kb, kb, vb, a.v_stride, n, d, o + i * d, d);
+  }
+  for (int64_t i = 0; i < nq; ++i) {
+    const float r = 1.0f / l[i];
+    const float* orow = o + i * d;
+    float* dst = a.out + i * a.out_stride;
+    int64_t c = 0;
+    const B rv(r);
+    for (; c + W <= d; c += W) (B::load_unaligned(orow + c) * rv).store_unaligned(dst + c);
+    for (; c < d; ++c) dst[c] = orow[c] * r;
+  }
+}
+
+template <class A>
+SimdTable make_table(const char* name) {
+  SimdTable t;
+  t.name = name;
+  t.width = static_cast<int>(VF<A>::size);
+  t.binary = &binary<A>;
+  t.gelu = &gelu<A>;
+  t.relu = &relu<A>;
+  t.layer_norm = &layer_norm<A>;
+  t.attention_block = &attention_block<A>;
+  return t;
+}
+
+}  // namespace
+}  // namespace x86
+}  // namespace vitrt

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The x86 backend: a table OpType -> x86 factory (nullptr = reference), the reference backend for everything the
+// x86 kernels decline, one oneDNN engine and stream per backend (i.e. per session).
+#include <mutex>
+
+#include "backends/cpu/x86/x86_internal.h"
+#include "ops/op_registry.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+Factory factory_for(OpType t) {
+  switch (t) {
+    case OpType::kLinear: return create_linear;
+    case OpType::kConv2d: return create_conv2d;
+    case OpType::kLayerNorm: return create_layer_norm;
+    case OpType::kGelu: return create_gelu;
+    case OpType::kAdd:
+    case OpType::kMul: return create_binary;
+    case OpType::kSoftmaxAttention: return create_softmax_attention;
+    default: return nullptr;
+  }
+}
+
+class X86Backend final : public Backend {
+ public:
+  X86Backend(std::shared_ptr<Context> ctx, std::unique_ptr<Backend> ref) : ctx_(std::move(ctx)), ref_(std::move(ref)) {}
+
+  const char* name() const override { return "cpu"; }
+
+  bool supports(const Node& node) const override { return ref_->supports(node); }
+
+  Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
+    if (!plan.node || !kernel || !info) return invalid_argument("cpu backend: create_kernel needs a node and outputs");
+    const Node& node = *plan.node;
+    const std::string where = std::string(op_type_name(node.type)) + " '" + node.name + "'";
+    if (!supports(node))
+      return unsupported("cpu backend: " + where + " (version " + std::to_string(node.version) + ") is not supported");
+    if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst < 1 || plan.num_dst > kMaxOpOutputs)
+      return bad_model("cpu backend: " + where + ": bad operand counts");
+    bool all_f32 = true;
+    for (int i = 0; i < plan.num_src; ++i)
+      if (plan.src_tensors[i] && plan.src_tensors[i]->dtype != DType::kFloat32) all_f32 = false;
+    const Shape* shapes[kMaxOpInputs] = {};
+    for (int i = 0; i < plan.num_src; ++i)
+      if (plan.src_tensors[i] || plan.src_shapes[i].rank > 0) shapes[i] = &plan.src_shapes[i];
+    Shape want[kMaxOpOutputs];
+    bool shapes_ok = infer_node_shapes(node, shapes, plan.num_src, want).ok();
+    for (int o = 0; shapes_ok && o < plan.num_dst; ++o) shapes_ok = want[o] == plan.dst_shapes[o];
+    Factory f = factory_for(node.type);
+    if (f && all_f32 && shapes_ok) {
+      *info = KernelInfo{};
+      std::unique_ptr<Kernel> k;
+      VITRT_RETURN_IF_ERROR(f(ctx_, plan, &k, info));
+      if (k) {
+        *kernel = std::move(k);
+        return Status::Ok();
+      }
+    }
+    // Declined (or invalid: the reference backend then reports exactly what is wrong).
+    *info = KernelInfo{};
+    return ref_->create_kernel(plan, kernel, info);
+  }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  std::unique_ptr<Backend> ref_;
+};
+
+}  // namespace
+}  // namespace x86
+
+std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
+  const X86Isa isa = x86_effective_isa(options);
+  if (isa == X86Isa::kNone) return nullptr;
+  auto ctx = std::make_shared<x86::Context>();
+  ctx->isa = isa;
+  ctx->simd = isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
+  // oneDNN's own cap is process-wide and only takes effect before its first primitive: best effort.
+  static std::once_flag once;
+  if (isa == X86Isa::kAvx2 && x86_detect_isa() == X86Isa::kAvx512)
+    std::call_once(once, [] { dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2); });
+  try {
+    ctx->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+    ctx->stream = dnnl::stream(ctx->engine);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return std::make_unique<x86::X86Backend>(std::move(ctx), create_reference_backend());
+}
+
+}  // namespace vitrt

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// What the x86 kernels share: the backend context (ISA table, oneDNN engine and stream, planned threads) and
+// the per-op factories. A factory that leaves *kernel empty declines the node, which then runs on the
+// reference kernel.
+#include <dnnl.hpp>
+#include <memory>
+
+#include "backends/cpu/x86/simd.h"
+#include "backends/cpu/x86/thread_pool.h"
+#include "backends/cpu/x86/x86_backend.h"
+
+namespace vitrt {
+namespace x86 {
+
+struct Context {
+  X86Isa isa = X86Isa::kNone;
+  const SimdTable* simd = nullptr;
+  dnnl::engine engine;
+  dnnl::stream stream;
+};
+
+using Factory = Status (*)(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                           std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+
+Status create_linear(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_softmax_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                                KernelInfo*);
+
+// Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
+// per planned thread).
+inline int run_threads(const KernelArgs& args, int planned) {
+  int n = args.num_threads < 1 ? 1 : args.num_threads;
+  return n < planned ? n : planned;
+}
+
+// Executes a oneDNN primitive with up to 8 (arg, memory) pairs through the C API (no std::unordered_map).
+inline Status execute(const dnnl::primitive& p, const dnnl::stream& s, int n, const dnnl_exec_arg_t* args) {
+  if (dnnl_primitive_execute(p.get(), s.get(), n, args) != dnnl_success) return runtime_error("oneDNN execute failed");
+  if (dnnl_stream_wait(s.get()) != dnnl_success) return runtime_error("oneDNN stream wait failed");
+  return Status::Ok();
+}
+
+}  // namespace x86
+}  // namespace vitrt

@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""vitrt vs PyTorch vs ONNX Runtime, in one run, same weights and same input (bench/compare.sh is the entry point).
+
+For every model (name=factory[:json kwargs], factories from tools/reference/vitrt_reference or --reference-module)
+and batch: build the reference module with seeded weights (init_for_tests), save the state dict, convert it with
+vitrt-convert, export ONNX (opset 14), then time
+  * vitrt:    `vitrt bench --backend cpu --threads T` (warm-up, median of --repeat runs);
+  * PyTorch:  Debian torch in its tuned configuration (libopenblas0-openmp, no OPENBLAS_CORETYPE, malloc tunables,
+              set_num_threads(T), inference_mode), warm-up, median;
+  * ORT:      onnxruntime-node, intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel 'all';
+and the GEMM ceiling (oneDNN sgemm 1024^3, vitrt_gemm_ceiling) in the same run. Prints a table (latency, ratios,
+GFLOP/s, % of ceiling) or --json. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
+"""
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TUNED_ENV_SET = {
+    "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu/openblas-openmp",
+    "MALLOC_MMAP_THRESHOLD_": "4294967296",
+    "MALLOC_TRIM_THRESHOLD_": "68719476736",
+}
+DEFAULT_MODELS = ["deit_tiny=deit_tiny", "pvt_v2_b0=pvt_v2_b0"]
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def load_factory(module, factory):
+    sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
+    mod = importlib.import_module(module)
+    return getattr(mod, factory), mod
+
+
+def parse_model(spec):
+    name, _, rest = spec.partition("=")
+    factory, _, kw = (rest or name).partition(":")
+    return name, factory, json.loads(kw) if kw else {}
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+# ---------------------------------------------------------------------------------------------- torch worker
+def torch_worker(a):
+    import numpy as np
+    import torch
+    torch.set_num_threads(a.threads)
+    factory, _ = load_factory(a.reference_module, a.factory)
+    model = factory(**json.loads(a.kwargs)).eval()
+    model.load_state_dict(torch.load(a.state, map_location="cpu"))
+    x = torch.from_numpy(np.load(a.input))
+    ms = []
+    with torch.inference_mode():
+        for _ in range(a.warmup):
+            y = model(x)
+        for _ in range(a.repeat):
+            t0 = time.perf_counter()
+            y = model(x)
+            ms.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"median_ms": median(ms), "min_ms": min(ms), "torch": torch.__version__,
+                      "threads": torch.get_num_threads(), "output": y.flatten().tolist()}))
+
+
+# ---------------------------------------------------------------------------------------------- preparation
+def count_gflop(model, x):
+    """GFLOP of one forward (2·M·N·K of every mm/bmm/addmm/conv, counted at the aten level)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    aten = torch.ops.aten
+    total = [0]
+
+    class Counter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            p = func.overloadpacket
+            if p in (aten.mm, aten.bmm):
+                a_, b_ = args[0], args[1]
+                total[0] += 2 * a_.numel() * b_.shape[-1]
+            elif p == aten.addmm:
+                a_, b_ = args[1], args[2]
+                total[0] += 2 * a_.numel() * b_.shape[-1]
+            elif p == aten.convolution:
+                w = args[1]
+                total[0] += 2 * out.numel() * w[0].numel()
+            return out
+
+    with torch.no_grad(), Counter():
+        model(x)
+    return total[0] / 1e9
+
+
+def prepare(a, name, factory_name, kwargs, batch, work):
+    import numpy as np
+    import torch
+    factory, ref = load_factory(a.reference_module, factory_name)
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    state = os.path.join(d, "model.pth")
+    vmodel = os.path.join(d, "model.vitrt")
+    onnx_path = os.path.join(d, f"model_b{batch}.onnx")
+    model = factory(**kwargs).eval()
+    if hasattr(ref, "init_for_tests"):
+        ref.init_for_tests(model, 1)
+    img = getattr(model, "img_size", 224)
+    img = img[0] if isinstance(img, (tuple, list)) else img
+    if not os.path.exists(state):
+        torch.save(model.state_dict(), state)
+    if not os.path.exists(vmodel):
+        subprocess.run([a.convert, state, "-o", vmodel], check=True, stdout=subprocess.DEVNULL)
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(batch, 3, img, img, generator=g)
+    xin = os.path.join(d, f"input_b{batch}.npy")
+    np.save(xin, x.numpy())
+    x.numpy().astype("<f4").tofile(os.path.join(d, f"input_b{batch}.bin"))
+    if not os.path.exists(onnx_path):
+        with torch.no_grad():
+            torch.onnx.export(model, x, onnx_path, opset_version=14, input_names=["input"], output_names=["logits"])
+    gflop = count_gflop(model, x)
+    return dict(dir=d, state=state, vmodel=vmodel, onnx=onnx_path, input=xin,
+                input_bin=os.path.join(d, f"input_b{batch}.bin"), shape=list(x.shape), gflop=gflop)
+
+
+# ---------------------------------------------------------------------------------------------- runners
+def run_json(cmd, env=None):
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def time_vitrt(a, p, batch):
+    out = run_json([a.vitrt, "bench", "-m", p["vmodel"], "--batch", str(batch), "--threads", str(a.threads),
+                    "--backend", a.backend, "--repeat", str(a.repeat), "--warmup", str(a.warmup), "--json"])
+    row = out["rows"][0]
+    return {"median_ms": row["median_ms"], "min_ms": row["min_ms"], "backend": row["backend"]}
+
+
+def vitrt_logits(a, p):
+    import numpy as np
+    o = os.path.join(p["dir"], "vitrt_out.npy")
+    subprocess.run([a.vitrt, "run", "-m", p["vmodel"], "-i", p["input"], "-o", o, "--backend", a.backend,
+                    "--threads", str(a.threads), "--batch", str(p["shape"][0])], check=True,
+                   stdout=subprocess.DEVNULL)
+    return np.load(o).flatten()
+
+
+def time_torch(a, name, factory, kwargs, p):
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.update(TUNED_ENV_SET)
+    return run_json(["/usr/bin/python3", os.path.abspath(__file__), "--torch-worker", "--factory", factory,
+                     "--kwargs", json.dumps(kwargs), "--state", p["state"], "--input", p["input"],
+                     "--threads", str(a.threads), "--repeat", str(a.repeat), "--warmup", str(a.warmup),
+                     "--reference-module", a.reference_module], env=env)
+
+
+def time_ort(a, p):
+    env = dict(os.environ)
+    env["NODE_PATH"] = os.path.join(a.node_dir, "node_modules")
+    return run_json(["node", os.path.join(HERE, "ort_bench.js"), p["onnx"], p["input_bin"],
+                     ",".join(map(str, p["shape"])), str(a.warmup), str(a.repeat), str(a.threads)], env=env)
+
+
+def gemm_ceiling(a):
+    rows = [json.loads(l) for l in subprocess.run([a.gemm, "--threads", f"1,{a.threads}"], check=True,
+                                                  capture_output=True, text=True).stdout.splitlines() if l.strip()]
+    return {r["threads"]: r for r in rows}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build dir with bin/vitrt, vitrt-convert")
+    ap.add_argument("--model", action="append", help="name=factory[:json kwargs] (repeatable); default DeiT-Tiny, "
+                    "PVT v2-b0")
+    ap.add_argument("--reference-module", default="vitrt_reference", help="module with the factories")
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--node-dir", default=None, help="folder holding node_modules/onnxruntime-node")
+    ap.add_argument("--work", default=None, help="scratch folder for checkpoints/models (default BUILD/bench-work)")
+    ap.add_argument("--skip", default="", help="comma list of peers to skip: torch,ort")
+    ap.add_argument("--json", action="store_true")
+    # worker mode
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--factory", help=argparse.SUPPRESS)
+    ap.add_argument("--kwargs", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--state", help=argparse.SUPPRESS)
+    ap.add_argument("--input", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.torch_worker:
+        return torch_worker(a)
+    a.vitrt = os.path.join(a.build, "bin", "vitrt")
+    a.convert = os.path.join(a.build, "bin", "vitrt-convert")
+    a.gemm = os.path.join(a.build, "bin", "vitrt_gemm_ceiling")
+    a.node_dir = a.node_dir or os.path.join(a.build, "bench-node")
+    work = a.work or os.path.join(a.build, "bench-work")
+    skip = set(filter(None, a.skip.split(",")))
+    import numpy as np
+
+    ceiling = gemm_ceiling(a)
+    rows = []
+    for spec in a.model or DEFAULT_MODELS:
+        name, factory, kwargs = parse_model(spec)
+        for batch in [int(b) for b in a.batch.split(",")]:
+            log(f"[{name} batch {batch}] preparing")
+            p = prepare(a, name, factory, kwargs, batch, work)
+            row = {"model": name, "batch": batch, "threads": a.threads, "gflop": p["gflop"]}
+            log(f"[{name} batch {batch}] vitrt")
+            row["vitrt"] = time_vitrt(a, p, batch)
+            if "torch" not in skip:
+                log(f"[{name} batch {batch}] pytorch")
+                t = time_torch(a, name, factory, kwargs, p)
+                row["torch"] = {k: t[k] for k in ("median_ms", "min_ms", "torch", "threads")}
+                try:
+                    v = vitrt_logits(a, p)
+                    ref = np.array(t["output"], dtype=np.float64)
+                    row["max_abs_logit_diff_vs_torch"] = float(np.abs(v - ref).max())
+                    row["max_abs_logit"] = float(np.abs(ref).max())
+                except Exception as e:  # noqa: BLE001
+                    row["logit_check_error"] = str(e)
+            if "ort" not in skip:
+                log(f"[{name} batch {batch}] onnxruntime")
+                o = time_ort(a, p)
+                row["ort"] = {k: o[k] for k in ("median_ms", "min_ms")}
+            rows.append(row)
+    # Ceiling and re-measure it at the end too (the machine is shared): report the max of both.
+    ceiling2 = gemm_ceiling(a)
+    ceil = {t: max(ceiling[t]["gflops"], ceiling2[t]["gflops"]) for t in ceiling}
+    for r in rows:
+        v = r["vitrt"]["median_ms"]
+        r["vitrt_gflops"] = r["gflop"] / (v / 1e3)
+        r["pct_of_ceiling"] = 100.0 * r["vitrt_gflops"] / ceil[a.threads]
+        if "torch" in r:
+            r["ratio_vs_torch"] = v / r["torch"]["median_ms"]
+        if "ort" in r:
+            r["ratio_vs_ort"] = v / r["ort"]["median_ms"]
+    result = {"threads": a.threads, "repeat": a.repeat, "warmup": a.warmup,
+              "gemm_ceiling_gflops": {str(k): v for k, v in ceil.items()},
+              "gemm_ceiling_runs": [ceiling, ceiling2], "rows": rows}
+    if a.json:
+        print(json.dumps(result, indent=1, default=str))
+        return
+    print(f"GEMM ceiling (oneDNN sgemm 1024^3, median of runs, best of start/end): "
+          + ", ".join(f"{k} thread(s) {v:.1f} GFLOP/s" for k, v in ceil.items()))
+    print(f"threads {a.threads}, median of {a.repeat} runs after {a.warmup} warm-up; ratio = vitrt / peer (< 1: vitrt faster)")
+    print("| model | batch | GFLOP | vitrt ms | PyTorch ms | ORT ms | vs PyTorch | vs ORT | vitrt GFLOP/s | % ceiling | max |Δlogit| |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        f = lambda k: f"{r[k]['median_ms']:.2f}" if k in r else "-"  # noqa: E731
+        g = lambda k: f"{r[k]:.2f}" if k in r else "-"  # noqa: E731
+        dl = f"{r['max_abs_logit_diff_vs_torch']:.1e}" if "max_abs_logit_diff_vs_torch" in r else "-"
+        print(f"| {r['model']} | {r['batch']} | {r['gflop']:.2f} | {f('vitrt')} | {f('torch')} | {f('ort')} | "
+              f"{g('ratio_vs_torch')} | {g('ratio_vs_ort')} | {r['vitrt_gflops']:.0f} | {r['pct_of_ceiling']:.0f}% | {dl} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+#!/bin/sh
+# vitrt vs PyTorch (tuned) vs ONNX Runtime in one run. Usage: bench/compare.sh [BUILD_DIR] [compare.py options]
+#   e.g. bench/compare.sh build-x86 --batch 1,8 --repeat 30 [--json] [--model soft_tiny=soft_tiny --reference-module m]
+# Installs onnxruntime-node@1.30.0 (--ignore-scripts) into BUILD_DIR/bench-node on first use (never committed).
+set -e
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${1:-$HERE/../build}
+[ $# -gt 0 ] && shift
+BUILD=$(cd "$BUILD" && pwd)
+if [ ! -d "$BUILD/bench-node/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$BUILD/bench-node"
+  (cd "$BUILD/bench-node" && npm install --silent --no-audit --no-fund onnxruntime-node@1.30.0 --ignore-scripts >&2)
+fi
+for t in vitrt vitrt-convert vitrt_gemm_ceiling; do
+  [ -x "$BUILD/bin/$t" ] || { echo "missing $BUILD/bin/$t: cmake --build $BUILD --target vitrt_cli vitrt-convert vitrt_gemm_ceiling" >&2; exit 1; }
+done
+exec /usr/bin/python3 "$HERE/compare.py" --build "$BUILD" "$@"

@@ -4,6 +4,9 @@
 #include "backends/backend_registry.h"
 
 #include "backends/cpu/x86/x86_backend.h"
+#if defined(VITRT_HAVE_CUDA)
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace vitrt {
 
@@ -18,8 +21,17 @@ Status create_backend(const std::string& name, std::unique_ptr<Backend>* out) {
     *out = create_reference_backend();
     return Status::Ok();
   }
-  if (name == "cuda")
-    return unsupported("backend 'cuda' is not available in this build (no CUDA backend compiled in)");
+  if (name == "cuda") {
+#if defined(VITRT_HAVE_CUDA)
+    Status why;
+    std::unique_ptr<Backend> b = create_cuda_backend(/*device=*/0, &why);
+    if (!b) return Status(why.code(), "backend 'cuda' is not available: " + why.message());
+    *out = std::move(b);
+    return Status::Ok();
+#else
+    return unsupported("backend 'cuda' is not available in this build (configure with -DVITRT_CUDA=ON)");
+#endif
+  }
   return invalid_argument("unknown backend '" + name + "' (expected auto, cpu, ref or cuda)");
 }
 

@@ -14,14 +14,13 @@
 
 #include "arch/arch.h"
 #include "arch/blocks.h"
+#include "arch/pvt_blocks.h"
 
 namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
 constexpr int kHeadDim = 64;          // h = C/64 in every stage
-constexpr float kBlockLnEps = 1e-6f;  // norm1, norm2, norm{s}
-constexpr float kEmbedLnEps = 1e-5f;  // patch_embed{s}.norm, attn.norm
 constexpr int kResidualKernel = 2;    // attn_res{s}.dw: kernel = stride = 2
 
 enum class LayerKind { kVanilla, kLess };
@@ -43,36 +42,6 @@ std::string dims_str(const std::vector<int64_t>& d) {
 int64_t side_for_psi(int64_t n, int stage) {
   const int64_t g = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
   return g * g == n ? g * (int64_t{1} << (stage + 1)) : 0;
-}
-
-// norm1 output -> the tokens keys/values are computed from: attn.norm(attn.sr(x as image)) when sr > 1.
-int32_t reduced_tokens(GraphBuilder& b, int32_t y, const std::string& p, int64_t c, int64_t h, int64_t w) {
-  if (!b.has(p + ".attn.sr.weight")) return y;
-  const auto srw = b.shape_of(p + ".attn.sr.weight");
-  const int sr = srw.size() == 4 ? static_cast<int>(srw[2]) : 1;
-  int32_t r = tokens_to_image(b, y, h, w, p + ".attn");
-  r = b.op(OpType::kConv2d, Conv2dAttrs{sr, sr},
-           {r, b.weight(p + ".attn.sr.weight", {c, c, sr, sr}), b.weight(p + ".attn.sr.bias", {c})},
-           p + ".attn.sr");
-  r = image_to_tokens(b, r, p + ".attn.sr");
-  return layer_norm(b, r, p + ".attn.norm", c, kEmbedLnEps);
-}
-
-// x + mlp.fc2(GELU(mlp.dwconv(mlp.fc1(norm2(x))))) (PVT v2 MLP).
-int32_t mlp_residual(GraphBuilder& b, int32_t x, const std::string& p, int64_t c, int64_t h, int64_t w) {
-  int32_t y = layer_norm(b, x, p + ".norm2", c, kBlockLnEps);
-  const auto fc1 = b.shape_of(p + ".mlp.fc1.weight");
-  const int64_t hidden = fc1.size() == 2 ? fc1[0] : 4 * c;
-  y = linear(b, y, p + ".mlp.fc1", c, hidden);
-  y = tokens_to_image(b, y, h, w, p + ".mlp.dwconv");
-  y = b.op(OpType::kConv2d, Conv2dAttrs{1, 1, 1, 1, 1, 1, static_cast<int32_t>(hidden)},
-           {y, b.weight(p + ".mlp.dwconv.dwconv.weight", {hidden, 1, 3, 3}),
-            b.weight(p + ".mlp.dwconv.dwconv.bias", {hidden})},
-           p + ".mlp.dwconv.dwconv");
-  y = image_to_tokens(b, y, p + ".mlp.dwconv");
-  y = gelu(b, y, GeluApproximation::kErf, p + ".mlp.act");
-  y = linear(b, y, p + ".mlp.fc2", hidden, c);
-  return b.op(OpType::kAdd, NoAttrs{}, {x, y}, p + ".residual2");
 }
 
 }  // namespace
@@ -170,15 +139,7 @@ Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions
   for (int s = 1; s <= kStages; ++s) {
     const std::string ps = std::to_string(s);
     c = dims[s - 1];
-    const int k = s == 1 ? 7 : 3, stride = s == 1 ? 4 : 2, pad = k / 2;
-    x = b.op(OpType::kConv2d, Conv2dAttrs{stride, stride, pad, pad},
-             {x, b.weight("patch_embed" + ps + ".proj.weight", {c, prev_c, k, k}),
-              b.weight("patch_embed" + ps + ".proj.bias", {c})},
-             "patch_embed" + ps + ".proj");
-    h = b.shape(x)[2];
-    w = b.shape(x)[3];
-    x = image_to_tokens(b, x, "patch_embed" + ps);
-    x = layer_norm(b, x, "patch_embed" + ps + ".norm", c, kEmbedLnEps);
+    x = pvt_patch_embed(b, x, s, prev_c, c, &h, &w);
     const int nh = stage_heads[s - 1];
     const float scale = 1.0f / std::sqrt(static_cast<float>(c / nh));
 
@@ -206,12 +167,12 @@ Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions
       const bool export_scores = last ? s < kStages : kind[i + 1] == LayerKind::kLess;
       std::vector<std::string> outs = {p + ".attn"};
       if (export_scores) outs.push_back(p + ".attn.scores");
-      int32_t y = layer_norm(b, x, p + ".norm1", c, kBlockLnEps);
+      int32_t y = layer_norm(b, x, p + ".norm1", c, kPvtBlockLnEps);
       std::vector<int32_t> res;
       if (kind[i] == LayerKind::kVanilla) {
         ++n_va;
         const int32_t q = linear(b, y, p + ".attn.q", c, c);
-        const int32_t kv = linear(b, reduced_tokens(b, y, p, c, h, w), p + ".attn.kv", c, 2 * c);
+        const int32_t kv = linear(b, pvt_reduced_tokens(b, y, p, c, h, w, false), p + ".attn.kv", c, 2 * c);
         std::vector<int32_t> ins = {q, kv};
         if (i == 0 && residual >= 0) ins.push_back(residual);
         res = b.op_outputs(OpType::kSoftmaxAttention,
@@ -219,7 +180,7 @@ Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions
                            outs);
       } else {
         ++n_la;
-        const int32_t v = linear(b, reduced_tokens(b, y, p, c, h, w), p + ".attn.v", c, c);
+        const int32_t v = linear(b, pvt_reduced_tokens(b, y, p, c, h, w, false), p + ".attn.v", c, c);
         const int64_t n = h * w;
         res = b.op_outputs(
             OpType::kReusedAttention, ReusedAttentionAttrs{nh},
@@ -230,12 +191,12 @@ Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions
       scores = export_scores ? res[1] : -1;
       y = linear(b, res[0], p + ".attn.proj", c, c);
       x = b.op(OpType::kAdd, NoAttrs{}, {x, y}, p + ".residual1");
-      x = mlp_residual(b, x, p, c, h, w);
+      x = pvt_mlp_residual(b, x, p, c, h, w, false);
     }
     prev_stage_scores = scores;
     prev_h = h;
     prev_w = w;
-    x = layer_norm(b, x, "norm" + ps, c, kBlockLnEps);
+    x = layer_norm(b, x, "norm" + ps, c, kPvtBlockLnEps);
     if (s < kStages) x = tokens_to_image(b, x, h, w, "stage" + ps);
     prev_c = c;
     const char* sep = s == 1 ? "" : ",";

@@ -7,15 +7,13 @@
 
 #include "arch/arch.h"
 #include "arch/blocks.h"
+#include "arch/pvt_blocks.h"
 
 namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
-constexpr float kBlockLnEps = 1e-6f;   // norm1, norm2, norm{s}
-constexpr float kEmbedLnEps = 1e-5f;   // patch_embed{s}.norm, attn.norm
 constexpr int kPublishedHeads[kStages] = {1, 2, 5, 8};  // MODELS.md §10: the same in every published size
-constexpr int32_t kLinearPool = 7;     // pvt_v2_b2_li: AdaptiveAvgPool2d(7)
 
 int count_blocks(const Checkpoint& ckpt, int stage) {
   int n = 0;
@@ -51,15 +49,7 @@ Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOption
     const auto pw = b.shape_of("patch_embed" + ps + ".proj.weight");
     if (pw.size() != 4) return bad_input("PVT v2: missing patch_embed" + ps + ".proj.weight");
     c = pw[0];
-    const int k = s == 1 ? 7 : 3, stride = s == 1 ? 4 : 2, pad = k / 2;
-    x = b.op(OpType::kConv2d, Conv2dAttrs{stride, stride, pad, pad},
-             {x, b.weight("patch_embed" + ps + ".proj.weight", {c, prev_c, k, k}),
-              b.weight("patch_embed" + ps + ".proj.bias", {c})},
-             "patch_embed" + ps + ".proj");
-    h = b.shape(x)[2];
-    w = b.shape(x)[3];
-    x = image_to_tokens(b, x, "patch_embed" + ps);
-    x = layer_norm(b, x, "patch_embed" + ps + ".norm", c, kEmbedLnEps);
+    x = pvt_patch_embed(b, x, s, prev_c, c, &h, &w);
     const int depth = count_blocks(ckpt, s);
     if (depth == 0) return bad_input("PVT v2: stage " + ps + " has no blocks (block" + ps + ".0.norm1.weight)");
     const int nh = heads[s - 1];
@@ -69,48 +59,17 @@ Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOption
     const float scale = 1.0f / std::sqrt(static_cast<float>(c / nh));
     for (int i = 0; i < depth; ++i) {
       const std::string p = "block" + ps + "." + std::to_string(i);
-      int32_t y = layer_norm(b, x, p + ".norm1", c, kBlockLnEps);
+      int32_t y = layer_norm(b, x, p + ".norm1", c, kPvtBlockLnEps);
       const int32_t q = linear(b, y, p + ".attn.q", c, c);
-      int32_t kv_src = y;
-      if (linear_variant) {
-        int32_t r = tokens_to_image(b, y, h, w, p + ".attn");
-        r = b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{kLinearPool, kLinearPool}, {r}, p + ".attn.pool");
-        r = b.op(OpType::kConv2d, Conv2dAttrs{},
-                 {r, b.weight(p + ".attn.sr.weight", {c, c, 1, 1}), b.weight(p + ".attn.sr.bias", {c})}, p + ".attn.sr");
-        r = image_to_tokens(b, r, p + ".attn.sr");
-        r = layer_norm(b, r, p + ".attn.norm", c, kEmbedLnEps);
-        kv_src = gelu(b, r, GeluApproximation::kErf, p + ".attn.act");
-      } else if (b.has(p + ".attn.sr.weight")) {
-        const auto srw = b.shape_of(p + ".attn.sr.weight");
-        const int sr = srw.size() == 4 ? static_cast<int>(srw[2]) : 1;
-        int32_t r = tokens_to_image(b, y, h, w, p + ".attn");
-        r = b.op(OpType::kConv2d, Conv2dAttrs{sr, sr},
-                 {r, b.weight(p + ".attn.sr.weight", {c, c, sr, sr}), b.weight(p + ".attn.sr.bias", {c})},
-                 p + ".attn.sr");
-        r = image_to_tokens(b, r, p + ".attn.sr");
-        kv_src = layer_norm(b, r, p + ".attn.norm", c, kEmbedLnEps);
-      }
+      const int32_t kv_src = pvt_reduced_tokens(b, y, p, c, h, w, linear_variant);
       const int32_t kv = linear(b, kv_src, p + ".attn.kv", c, 2 * c);
       y = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{nh, scale, AttentionInputs::kQKvPacked}, {q, kv},
                p + ".attn");
       y = linear(b, y, p + ".attn.proj", c, c);
       x = b.op(OpType::kAdd, NoAttrs{}, {x, y}, p + ".residual1");
-      y = layer_norm(b, x, p + ".norm2", c, kBlockLnEps);
-      const auto fc1 = b.shape_of(p + ".mlp.fc1.weight");
-      const int64_t hidden = fc1.size() == 2 ? fc1[0] : 4 * c;
-      y = linear(b, y, p + ".mlp.fc1", c, hidden);
-      if (linear_variant) y = b.op(OpType::kRelu, NoAttrs{}, {y}, p + ".mlp.relu");
-      y = tokens_to_image(b, y, h, w, p + ".mlp.dwconv");
-      y = b.op(OpType::kConv2d, Conv2dAttrs{1, 1, 1, 1, 1, 1, static_cast<int32_t>(hidden)},
-               {y, b.weight(p + ".mlp.dwconv.dwconv.weight", {hidden, 1, 3, 3}),
-                b.weight(p + ".mlp.dwconv.dwconv.bias", {hidden})},
-               p + ".mlp.dwconv.dwconv");
-      y = image_to_tokens(b, y, p + ".mlp.dwconv");
-      y = gelu(b, y, GeluApproximation::kErf, p + ".mlp.act");
-      y = linear(b, y, p + ".mlp.fc2", hidden, c);
-      x = b.op(OpType::kAdd, NoAttrs{}, {x, y}, p + ".residual2");
+      x = pvt_mlp_residual(b, x, p, c, h, w, linear_variant);
     }
-    x = layer_norm(b, x, "norm" + ps, c, kBlockLnEps);
+    x = layer_norm(b, x, "norm" + ps, c, kPvtBlockLnEps);
     if (s < kStages) x = tokens_to_image(b, x, h, w, "stage" + ps);
     prev_c = c;
     desc += (s == 1 ? " " : ",") + std::to_string(c);

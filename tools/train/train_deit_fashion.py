@@ -152,7 +152,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "fashion_deit"))
     ap.add_argument("--samples", default=os.path.join(ROOT, "samples", "fashion"))
     ap.add_argument("--num-samples", type=int, default=8)
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min-lr", type=float, default=1e-5)

@@ -367,10 +367,7 @@ std::string lavit_cases_dir() {
 TEST_CASE("lavit: per-block hidden states and scores match the PyTorch reference, original and Θ-edited") {
   const std::string dir = lavit_cases_dir();
   std::ifstream fe(dir + "/score_edit.json"), fm(dir + "/manifest.json");
-  if (!fe.good() || !fm.good()) {
-    MESSAGE("skipped: no ", dir, "/score_edit.json (run tools/reference/make_lavit_cases.py)");
-    return;
-  }
+  REQUIRE_MESSAGE((fe.good() && fm.good()), "missing " << dir << "/score_edit.json (the lavit_cases fixture did not run)");
   const json edit = json::parse(fe), manifest = json::parse(fm);
   std::map<std::string, json> cases;
   for (const json& c : manifest["cases"]) cases[c["name"].get<std::string>()] = c;

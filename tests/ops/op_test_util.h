@@ -75,6 +75,8 @@ class OpRunner {
     default_selection_ = OutputSelection{num_outputs, index};
   }
   const OutputSelection& selection() const { return sel_; }
+  // Threads passed to the kernel at plan (KernelPlan::num_threads) and run (KernelArgs::num_threads) time.
+  void set_threads(int threads) { threads_ = threads; }
 
   // Plans `type` with `attrs` on `backend` for `inputs` (shapes at the maximum batch; nullptr = an absent
   // optional input). constant[i] makes input i a graph constant (a weight): its data is given at plan time.
@@ -109,6 +111,7 @@ class OpRunner {
     KernelPlan plan;
     plan.node = &node;
     plan.graph = &graph_;
+    plan.num_threads = threads_;
     plan.num_src = static_cast<int>(ins.size());
     const Shape* shapes[kMaxOpInputs] = {};
     for (int i = 0; i < plan.num_src; ++i) {
@@ -152,6 +155,7 @@ class OpRunner {
     std::vector<TensorRef> refs(n);
     KernelArgs args;
     args.num_src = n;
+    args.num_threads = threads_;
     const Shape* shapes[kMaxOpInputs] = {};
     for (int i = 0; i < n && i < kMaxOpInputs; ++i) {
       if (!inputs[i]) continue;
@@ -209,6 +213,7 @@ class OpRunner {
   Shape out_shape_;
   Shape planned_out_[kMaxOpOutputs];
   OutputSelection default_selection_, sel_;
+  int threads_ = 1;
   AlignedBuffer workspace_;
 };
 

@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 // The reference CPU backend: a table OpType -> kernel factory. Every op, float32, version 1.
 #include "backends/cpu/ref/kernels.h"
+#include "backends/plan_check.h"
 #include "ops/op_registry.h"
 
 namespace vitrt {
@@ -50,23 +51,7 @@ class ReferenceBackend final : public Backend {
     if (!supports(node))
       return unsupported("ref backend: " + where + " (version " + std::to_string(node.version) +
                          ") is not supported");
-    if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst < 1 || plan.num_dst > kMaxOpOutputs)
-      return bad_model("ref backend: " + where + ": bad operand counts");
-    for (int i = 0; i < plan.num_src; ++i)
-      if (plan.src_tensors[i] && plan.src_tensors[i]->dtype != DType::kFloat32)
-        return unsupported("ref backend: " + where + ": input " + std::to_string(i) + " is " +
-                           dtype_name(plan.src_tensors[i]->dtype) + ", only float32 is implemented");
-    // The planned shapes must be what the op's own shape inference says.
-    const Shape* shapes[kMaxOpInputs] = {};
-    for (int i = 0; i < plan.num_src; ++i)
-      if (plan.src_tensors[i] || plan.src_shapes[i].rank > 0) shapes[i] = &plan.src_shapes[i];
-    Shape want[kMaxOpOutputs];
-    Status s = infer_node_shapes(node, shapes, plan.num_src, want);
-    if (!s.ok()) return s.with_context("ref backend: " + where);
-    for (int o = 0; o < plan.num_dst; ++o)
-      if (want[o] != plan.dst_shapes[o])
-        return bad_model("ref backend: " + where + ": planned output " + std::to_string(o) + " " +
-                         plan.dst_shapes[o].str() + " disagrees with shape inference " + want[o].str());
+    VITRT_RETURN_IF_ERROR(check_float32_plan(plan, "ref"));
     *info = KernelInfo{};
     std::unique_ptr<Kernel> k;
     VITRT_RETURN_IF_ERROR(kFactories[static_cast<int32_t>(node.type)](plan, &k, info));

@@ -42,7 +42,6 @@ struct MemoryReport {
   uint64_t activation_bytes = 0;  // activation arena (peak of the plan)
   uint64_t activation_lower_bound = 0;
   uint64_t workspace_bytes = 0;
-  uint64_t packed_weight_bytes = 0;  // reserved: weights repacked by a backend
 };
 
 class Session {

@@ -19,6 +19,7 @@ packages=(
 )
 test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
+  python3-skimage                            # natural photos (astronaut, chelsea, coffee...) for the PIL parity test
 )
 if [ "${1:-}" != "--build" ]; then
   packages+=("${test_packages[@]}")

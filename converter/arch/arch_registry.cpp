@@ -84,6 +84,25 @@ void apply_checkpoint_args(const Checkpoint& ckpt, Preprocess* pp, std::string* 
   if (!stdv.empty() && parse_floats(stdv, &v) && v.size() == pp->std.size()) pp->std = v;
 }
 
+// The input side the model was trained at, where the training args say (timm's `input_size` = C,H,W or `img_size`);
+// 0 when they do not, or when H != W.
+int image_size_from_args(const Checkpoint& ckpt, std::string* log) {
+  for (const char* key : {"input_size", "img_size"}) {
+    auto it = ckpt.args.find(key);
+    if (it == ckpt.args.end()) continue;
+    std::vector<float> v;
+    if (!parse_floats(it->second, &v)) continue;
+    const float side = v.back();
+    if (v.size() >= 2 && v[v.size() - 2] != side) continue;
+    if (side >= 1 && side <= 65536 && side == std::floor(side)) {
+      *log += std::string("image size: ") + std::to_string(static_cast<int>(side)) + " from the checkpoint args (" +
+              key + ")\n";
+      return static_cast<int>(side);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string known_archs() {
@@ -144,9 +163,11 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
   if (!entry) return invalid_argument("unknown --arch '" + arch + "' (expected " + known_archs() + ")");
   if (opt.emit != "fused")
     return unsupported("--emit " + opt.emit + " is not supported yet (only 'fused')");
+  ConvertOptions build_opt = opt;
+  if (!build_opt.image_size) build_opt.image_size = image_size_from_args(ckpt, log);
   GraphBuilder b(ckpt);
   ArchInfo info;
-  VITRT_RETURN_IF_ERROR(entry->build(b, ckpt, opt, &info));
+  VITRT_RETURN_IF_ERROR(entry->build(b, ckpt, build_opt, &info));
   Graph g;
   VITRT_RETURN_IF_ERROR(b.finish(&g));
   *log += "model: " + info.description + "\n";

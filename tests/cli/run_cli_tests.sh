@@ -149,5 +149,39 @@ else
 fi
 expect_exit 1 "" "no subcommand is a usage error" -- "$bin/vitrt"
 
+# 7. The shipped models (trained on Fashion-MNIST) convert with no options but their labels (image size and
+# preprocessing come from the checkpoint's args) and classify the bundled samples as PyTorch does
+# (models/fashion_*/expected.txt: top-3 labels and probabilities through the same PIL pipeline).
+src=$(cd "$(dirname "$0")/../.." && pwd)
+for dir in "$src"/models/fashion_*; do
+  name=$(basename "$dir")
+  [ -f "$dir/expected.txt" ] || continue
+  if ! "$bin/vitrt-convert" "$dir/$name.pth" -o "$work/$name.vitrt" --labels "$dir/labels.txt" >/dev/null 2>"$work/err"; then
+    bad "convert shipped $name: $(cat "$work/err")"
+    continue
+  fi
+  for backend in ref cpu; do
+    if "$bin/vitrt" classify -m "$work/$name.vitrt" "$src/samples/fashion" -k 3 --json --backend $backend >"$work/out" 2>"$work/err" &&
+       msg=$("$py" - "$work/out" "$dir/expected.txt" <<'PY'
+import json, os, sys
+got = {os.path.basename(r["image"]): r["top"] for r in json.load(open(sys.argv[1]))["results"]}
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if not l.startswith("#")]
+worst = 0.0
+for r in rows:
+    top = got[r[0]]
+    for k in range(3):
+        assert top[k]["label"] == r[2 + 2 * k], f"{r[0]}: top-{k + 1} {top[k]['label']} != {r[2 + 2 * k]}"
+        worst = max(worst, abs(top[k]["probability"] - float(r[3 + 2 * k])))
+assert len(rows) == len(got) and worst <= 2e-4, f"{len(rows)} expected, {len(got)} got, max prob diff {worst}"
+print(f"{len(rows)} images, top-3 labels equal, max probability difference {worst:.1e}")
+PY
+); then
+      ok "shipped $name on $backend: $msg"
+    else
+      bad "shipped $name on $backend: ${msg:-} $(head -c 400 "$work/err")"
+    fi
+  done
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -24,7 +24,7 @@ using json = nlohmann::json;
 namespace {
 
 // The case folders written by tools/reference/make_<family>_cases.py (ctest fixtures), all in one format.
-const char* const kCaseSets[] = {"model_cases", "soft_cases", "lavit_cases"};
+const char* const kCaseSets[] = {"model_cases", "soft_cases", "lavit_cases", "shipped_cases"};
 
 std::string g_case_dir;  // the case set being checked
 std::string fixture_dir() { return g_case_dir; }

@@ -1,16 +1,22 @@
 #!/usr/bin/python3
-"""Trains the demo model: a small DeiT (timm VisionTransformer key names) on Fashion-MNIST, CPU only.
+"""Trains the shipped Fashion-MNIST models on the CPU: a small SOFT (the demo model), a small LaViT (with LA layers
+and attention residuals) and a small DeiT, each from the project's PyTorch reference modules.
 
     apt-get install -y dataset-fashion-mnist
-    /usr/bin/python3 tools/train/train_deit_fashion.py            # ~10 min on 2 cores; writes the files below
-    /usr/bin/python3 tools/train/train_deit_fashion.py --eval-only # re-evaluate the saved checkpoint, rewrite samples
+    /usr/bin/python3 tools/train/train_fashion.py --model soft             # writes models/fashion_soft/
+    /usr/bin/python3 tools/train/train_fashion.py --model lavit            # writes models/fashion_lavit/
+    /usr/bin/python3 tools/train/train_fashion.py --model deit             # writes models/fashion_deit/
+    /usr/bin/python3 tools/train/train_fashion.py --model soft --eval-only # re-evaluate a saved checkpoint
+    /usr/bin/python3 tools/train/train_fashion.py --model soft --eval-only --samples samples/fashion
+                                                                           # re-pick the bundled sample images
 
-Writes models/fashion_deit/{fashion_deit.pth,labels.txt} and samples/fashion/{NNN_<class>.png,expected.txt}.
-Model: VisionTransformer(img_size=32, patch_size=8, in_chans=3, embed_dim=64, depth=6, num_heads=1, mlp_ratio=4,
-num_classes=10) from tools/reference/vitrt_reference/deit.py. Inputs are the 28x28 grayscale images replicated to
-RGB and upscaled with PIL bicubic to 32x32, i.e. exactly the eval pipeline the converted model carries:
-PIL open -> convert('RGB') -> resize shorter side to 32 (bicubic) -> centre crop 32 -> ToTensor ->
-Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5)).
+Writes models/fashion_<model>/{fashion_<model>.pth,labels.txt,expected.txt}: the checkpoint ({'model', 'args'};
+the args carry the eval pipeline the converter reads), the class names, and PyTorch's top-1 on every image of
+samples/fashion/. Inputs are the 28x28 grayscale images replicated to RGB and upscaled with PIL bicubic to the
+model's side once, i.e. exactly the eval pipeline the converted model carries:
+PIL open -> convert('RGB') -> resize shorter side to IMG (bicubic) -> centre crop IMG -> ToTensor ->
+Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5)). The models and recipes are in MODELS below and in each
+models/fashion_<model>/README.md.
 """
 import argparse
 import math
@@ -30,21 +36,42 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
 sys.path.insert(0, HERE)
 from vitrt_reference.deit import VisionTransformer  # noqa: E402
+from vitrt_reference.lavit import LaViT  # noqa: E402
+from vitrt_reference.soft import SoftmaxFreeVisionTransformer  # noqa: E402
 import fashion_mnist as fm  # noqa: E402
 
-IMG = 32
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.5, 0.5, 0.5)
-CONFIG = dict(img_size=IMG, patch_size=8, in_chans=3, num_classes=10, embed_dim=64, depth=6, num_heads=1,
-              mlp_ratio=4.0, qkv_bias=True, eps=1e-6)
+
+# name -> (builder kwargs, input side, random-crop padding, default epochs, default lr). Every model: 3 input
+# channels (grey replicated), 10 classes.
+MODELS = {
+    # ViT: patch 8 on 32x32 -> 16 tokens + class token, 1 head of 64.
+    "deit": dict(cls=VisionTransformer, img=32, pad=2, epochs=10, lr=2e-3,
+                 config=dict(img_size=32, patch_size=8, in_chans=3, num_classes=10, embed_dim=64, depth=6,
+                             num_heads=1, mlp_ratio=4.0, qkv_bias=True, eps=1e-6)),
+    # SOFT on 32x32: conv stem -> 8x8, then 4x4 and 2x2 grids with landmark ratio 2 (16, 4, 1 landmarks), the
+    # Newton pseudo-inverse (20 scaled iterations) trained through, then a softmax stage on [cls | 1x1].
+    "soft": dict(cls=SoftmaxFreeVisionTransformer, img=32, pad=2, epochs=4, lr=2e-3,
+                 config=dict(img_size=32, in_chans=3, num_classes=10, embed_dims=(32, 64, 128, 256),
+                             mlp_ratios=(8, 8, 4, 4), depths=(1, 2, 1, 1), sr_ratios=(2, 2, 2, 1))),
+    # LaViT on 64x64: PVT v2 stages at 16x16, 8x8, 4x4, 2x2 (N' = 4 keys everywhere); the second layer of stages
+    # 2-4 is a Less-Attention layer, stages 2-4 start with the attention residual of the previous stage.
+    "lavit": dict(cls=LaViT, img=64, pad=4, epochs=3, lr=2e-3,
+                  config=dict(img_size=64, in_chans=3, num_classes=10, embed_dims=(64, 128, 192, 256),
+                              mlp_ratios=(2, 2, 4, 4), depths=(1, 2, 2, 2), la_layers=(0, 1, 1, 1))),
+}
+IMG = None  # the chosen model's input side (set in main)
 
 
-def build_model():
-    return VisionTransformer(**CONFIG)
+def build_model(spec):
+    return spec["cls"](**spec["config"])
 
 
-def init_weights(model):
-    """timm's ViT init: trunc_normal(0.02) for Linear weights, pos_embed and cls_token; zero biases; LN (1, 0)."""
+def init_weights(model, conv_init):
+    """timm's ViT init: trunc_normal(0.02) for Linear weights, pos embeds and cls_token; zero biases; LN (1, 0);
+    with conv_init, conv weights normal(0, sqrt(2 / fan_out)) as timm's PVT v2 and SOFT do (the DeiT recipe keeps
+    PyTorch's default conv init)."""
     for m in model.modules():
         if isinstance(m, nn.Linear):
             nn.init.trunc_normal_(m.weight, std=0.02)
@@ -52,8 +79,20 @@ def init_weights(model):
         elif isinstance(m, nn.LayerNorm):
             nn.init.ones_(m.weight)
             nn.init.zeros_(m.bias)
-    nn.init.trunc_normal_(model.pos_embed, std=0.02)
-    nn.init.trunc_normal_(model.cls_token, std=0.02)
+    for n, p in model.named_parameters():
+        if n.startswith("pos_embed") or n == "cls_token":
+            nn.init.trunc_normal_(p, std=0.02)
+    for m in model.modules() if conv_init else ():
+        if isinstance(m, nn.Conv2d):  # timm's PVT v2 / SOFT conv init: fan-out normal
+            fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
+            nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    for name, m in model.named_modules():
+        if name.endswith(".theta") or name.endswith(".psi"):
+            # LaViT LA transforms start as the identity: an LA layer first reuses the previous scores as they are
+            nn.init.eye_(m.weight)
+            nn.init.zeros_(m.bias)
 
 
 def eval_preprocess(img):
@@ -112,71 +151,93 @@ def predict(model, x_u8, bs=500):
     return torch.cat([F.softmax(model(normalize_u8(x_u8[i:i + bs])), -1) for i in range(0, len(x_u8), bs)])
 
 
-def write_samples(model, test_x, test_y, test_u8, out_dir, count):
-    """The first `count` distinct classes met scanning the test split, each with its first image that the model
-    classifies correctly and confidently (p >= 0.6); top-1 recomputed through the literal eval pipeline."""
-    probs = predict(model, test_u8)
+def pipeline_probs(model, path):
+    model.eval()
+    with torch.no_grad():
+        return F.softmax(model(eval_preprocess(Image.open(path)).unsqueeze(0)), -1)[0]
+
+
+def pick_samples(probs, test_x, test_y, out_dir, count):
+    """Rewrites out_dir with the first `count` distinct classes met scanning the test split, each with its first
+    image that the model classifies correctly and confidently (p >= 0.6)."""
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         if f.endswith(".png"):
             os.remove(os.path.join(out_dir, f))
-    seen, rows = set(), []
+    seen = set()
     for i in range(len(test_y)):
         y = int(test_y[i])
         if y in seen or int(probs[i].argmax()) != y or float(probs[i, y]) < 0.6:
             continue
         seen.add(y)
-        name = f"{i:03d}_{fm.CLASS_SLUGS[y]}.png"
-        path = os.path.join(out_dir, name)
-        Image.fromarray(test_x[i], mode="L").save(path)
-        model.eval()
-        with torch.no_grad():
-            p = F.softmax(model(eval_preprocess(Image.open(path)).unsqueeze(0)), -1)[0]
-        assert torch.allclose(p, probs[i], atol=1e-5), "the batched and the per-file pipelines disagree"
-        rows.append((name, fm.CLASSES[y], fm.CLASSES[int(p.argmax())], float(p.max())))
-        if len(rows) == count:
+        Image.fromarray(test_x[i], mode="L").save(os.path.join(out_dir, f"{i:03d}_{fm.CLASS_SLUGS[y]}.png"))
+        if len(seen) == count:
             break
-    with open(os.path.join(out_dir, "expected.txt"), "w") as f:
-        f.write("# Fashion-MNIST test-split images (28x28 grayscale; file name = test index _ true class) and the\n"
-                "# PyTorch top-1 of models/fashion_deit/fashion_deit.pth through the eval pipeline: PIL open ->\n"
-                "# convert('RGB') -> resize 32 (bicubic) -> centre crop 32 -> ToTensor -> Normalize(0.5, 0.5).\n"
-                "# Tab-separated: file, true label, top-1 label, top-1 probability.\n")
-        for r in rows:
-            f.write(f"{r[0]}\t{r[1]}\t{r[2]}\t{r[3]:.4f}\n")
+
+
+def write_expected(model, name, probs, samples_dir, out_path):
+    """PyTorch's top-1 on every bundled sample image, through the literal per-file eval pipeline (checked against
+    the batched pipeline the accuracy is measured with)."""
+    rows = []
+    for f in sorted(os.listdir(samples_dir)):
+        if not f.endswith(".png"):
+            continue
+        p = pipeline_probs(model, os.path.join(samples_dir, f))
+        index, true = int(f.split("_", 1)[0]), fm.CLASSES[fm.CLASS_SLUGS.index(f.split("_", 1)[1][:-4])]
+        assert torch.allclose(p, probs[index], atol=1e-5), "the batched and the per-file pipelines disagree"
+        top = torch.topk(p, 3)
+        rows.append((f, true, [(fm.CLASSES[int(c)], float(v)) for v, c in zip(top.values, top.indices)]))
+    with open(out_path, "w") as g:
+        g.write(f"# PyTorch's top-3 of models/fashion_{name}/fashion_{name}.pth on {os.path.relpath(samples_dir, ROOT)}/ (Fashion-MNIST\n"
+                f"# test-split images; file name = test index _ true class) through the eval pipeline: PIL open ->\n"
+                f"# convert('RGB') -> resize {IMG} (bicubic) -> centre crop {IMG} -> ToTensor -> Normalize(0.5, 0.5).\n"
+                "# Tab-separated: file, true label, then label probability for the top 3.\n")
+        for f, true, top in rows:
+            g.write(f"{f}\t{true}\t" + "\t".join(f"{c}\t{v:.4f}" for c, v in top) + "\n")
     return rows
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=fm.DEFAULT_DATA_DIR)
-    ap.add_argument("--out", default=os.path.join(ROOT, "models", "fashion_deit"))
-    ap.add_argument("--samples", default=os.path.join(ROOT, "samples", "fashion"))
+    ap.add_argument("--model", choices=sorted(MODELS), required=True)
+    ap.add_argument("--out", help="output folder (default models/fashion_<model>)")
+    ap.add_argument("--samples", help="re-pick the bundled sample images into this folder (the demo model's job)")
+    ap.add_argument("--samples-dir", default=os.path.join(ROOT, "samples", "fashion"),
+                    help="the bundled sample images expected.txt is written for")
     ap.add_argument("--num-samples", type=int, default=8)
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--epochs", type=int, help="default: the model's recipe")
     ap.add_argument("--batch-size", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--lr", type=float, help="default: the model's recipe")
     ap.add_argument("--min-lr", type=float, default=1e-5)
     ap.add_argument("--weight-decay", type=float, default=0.05)
     ap.add_argument("--warmup-epochs", type=float, default=0.5)
     ap.add_argument("--smoothing", type=float, default=0.1)
-    ap.add_argument("--pad", type=int, default=2, help="random-crop padding in pixels of the 32x32 image")
+    ap.add_argument("--pad", type=int, help="random-crop padding in pixels of the model's input (default: recipe)")
     ap.add_argument("--clip-grad", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--eval-only", action="store_true", help="load OUT/fashion_deit.pth, evaluate, write samples")
+    ap.add_argument("--eval-only", action="store_true", help="load the saved checkpoint, evaluate, write expected.txt")
     a = ap.parse_args()
+    global IMG
+    spec = MODELS[a.model]
+    IMG = spec["img"]
+    for k in ("epochs", "lr", "pad"):
+        if getattr(a, k) is None:
+            setattr(a, k, spec[k])
+    a.out = a.out or os.path.join(ROOT, "models", f"fashion_{a.model}")
 
     torch.set_num_threads(a.threads)
     random.seed(a.seed)
     np.random.seed(a.seed)
     torch.manual_seed(a.seed)
-    ckpt_path = os.path.join(a.out, "fashion_deit.pth")
+    ckpt_path = os.path.join(a.out, f"fashion_{a.model}.pth")
 
     t0 = time.time()
     test_x, test_y = fm.load_split("test", a.data_dir)
     test_u8 = upscale_split(test_x)
     test_t = torch.from_numpy(test_y)
-    model = build_model()
+    model = build_model(spec)
 
     if a.eval_only:
         ck = torch.load(ckpt_path, map_location="cpu")
@@ -188,9 +249,11 @@ def main():
         train_t = torch.from_numpy(train_y)
         print(f"data ready in {time.time() - t0:.1f} s: train {tuple(train_u8.shape)}, test {tuple(test_u8.shape)}",
               flush=True)
-        init_weights(model)
-        decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n not in ("pos_embed", "cls_token")]
-        no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n not in ("pos_embed", "cls_token"))]
+        init_weights(model, conv_init=a.model != "deit")
+        def decays(n, p):
+            return p.ndim >= 2 and not n.startswith("pos_embed") and n != "cls_token"
+        decay = [p for n, p in model.named_parameters() if decays(n, p)]
+        no_decay = [p for n, p in model.named_parameters() if not decays(n, p)]
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
                                  {"params": no_decay, "weight_decay": 0.0}], lr=a.lr)
         steps_per_epoch = len(train_u8) // a.batch_size  # drop_last
@@ -230,11 +293,12 @@ def main():
                 msg += f", test acc {100 * float((predict(model, test_u8).argmax(-1) == test_t).float().mean()):.2f}%"
             print(msg, flush=True)
         train_s = time.time() - t_train
-        args = dict(model="deit_fashion", dataset="fashion-mnist", **{k: v for k, v in CONFIG.items()},
+        args = dict(model=f"{a.model}_fashion", dataset="fashion-mnist",
+                    **{k: list(v) if isinstance(v, tuple) else v for k, v in spec["config"].items()},
                     input_size=[3, IMG, IMG], crop_pct=1.0, interpolation="bicubic", mean=list(MEAN), std=list(STD),
                     epochs=a.epochs, batch_size=a.batch_size, opt="adamw", lr=a.lr, min_lr=a.min_lr,
                     weight_decay=a.weight_decay, sched="cosine", warmup_epochs=a.warmup_epochs,
-                    smoothing=a.smoothing, aug=f"random crop 32 pad {a.pad} (zeros) + hflip", clip_grad=a.clip_grad,
+                    smoothing=a.smoothing, aug=f"random crop {IMG} pad {a.pad} (zeros) + hflip", clip_grad=a.clip_grad,
                     seed=a.seed, threads=a.threads, train_seconds=round(train_s, 1))
 
     probs = predict(model, test_u8)
@@ -249,8 +313,11 @@ def main():
         with open(os.path.join(a.out, "labels.txt"), "w") as f:
             f.write("\n".join(fm.CLASSES) + "\n")
         print(f"saved {ckpt_path} ({os.path.getsize(ckpt_path) / 1e6:.2f} MB)", flush=True)
-    for r in write_samples(model, test_x, test_y, test_u8, a.samples, a.num_samples):
-        print(f"  {r[0]:24s} true {r[1]:12s} top-1 {r[2]:12s} p={r[3]:.4f}")
+    if a.samples:
+        pick_samples(probs, test_x, test_y, a.samples, a.num_samples)
+    for f, true, top in write_expected(model, a.model, probs, a.samples or a.samples_dir,
+                                       os.path.join(a.out, "expected.txt")):
+        print(f"  {f:24s} true {true:12s} top-1 {top[0][0]:12s} p={top[0][1]:.4f}")
     return 0
 
 

@@ -8,8 +8,10 @@
 // does, which requires as many folders as the model has classes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -24,6 +26,7 @@ struct Options {
   std::string dir;
   bool json = false;
   int64_t limit = 0;
+  std::string predictions_path;
 };
 
 std::string normalize(const std::string& s) {
@@ -85,6 +88,14 @@ int run_eval(const Options& o) {
   const int classes = static_cast<int>(os.dims[os.rank - 1]);
   std::vector<float> x(per_image * batch), y(static_cast<size_t>(classes) * batch);
   std::vector<int> labels_in_batch(batch);
+  std::vector<size_t> sample_in_batch(batch);
+  std::ofstream predictions;
+  if (!o.predictions_path.empty()) {
+    predictions.open(o.predictions_path);
+    if (!predictions)
+      return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"), false);
+    predictions << "# image\ttrue\tpredicted\tprobability (softmax of the top-1 logit)\n";
+  }
   int64_t top1 = 0, top5 = 0, seen = 0, unreadable = 0;
   std::vector<int64_t> per_class_total(classes), per_class_hit(classes);
   Progress progress(samples.size(), "eval");
@@ -99,6 +110,7 @@ int run_eval(const Options& o) {
         ++unreadable;
         continue;
       }
+      sample_in_batch[n] = i;
       labels_in_batch[n++] = samples[i].label;
     }
     if (n > 0) {
@@ -114,6 +126,14 @@ int run_eval(const Options& o) {
           if (l[c] > l[truth] || (l[c] == l[truth] && c < truth)) ++rank;
         top1 += rank == 0;
         top5 += rank < 5;
+        if (predictions.is_open()) {
+          int best = 0;
+          for (int c = 1; c < classes; ++c)
+            if (l[c] > l[best]) best = c;
+          double z = 0;
+          for (int c = 0; c < classes; ++c) z += std::exp(static_cast<double>(l[c]) - l[best]);
+          predictions << samples[sample_in_batch[j]].path << '\t' << truth << '\t' << best << '\t' << 1.0 / z << '\n';
+        }
         per_class_total[truth]++;
         per_class_hit[truth] += rank == 0;
         ++seen;
@@ -122,6 +142,8 @@ int run_eval(const Options& o) {
     progress.update(std::min(samples.size(), start + batch));
   }
   progress.finish();
+  if (predictions.is_open() && !predictions.flush())
+    return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"), false);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double acc1 = seen ? 100.0 * top1 / seen : 0, acc5 = seen ? 100.0 * top5 / seen : 0;
   if (o.json) {
@@ -160,6 +182,8 @@ Runner add_eval(CLI::App& app) {
   sub->add_option("dir", o->dir, "directory with one sub-folder per class")->required();
   sub->add_option("--limit", o->limit, "evaluate at most this many images (0: all)");
   sub->add_flag("--json", o->json, "machine-readable output");
+  sub->add_option("--predictions", o->predictions_path,
+                  "write one line per image: path, true class, predicted class, its probability (TSV)");
   return [o] { return run_eval(*o); };
 }
 

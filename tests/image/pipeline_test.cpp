@@ -14,6 +14,13 @@ TEST_CASE("pipeline: load_and_preprocess equals Resize/CenterCrop/ToTensor/Norma
   REQUIRE_MESSAGE(manifest_present(), "missing fixture " << fixture_dir());
   const auto cases = manifest("pipeline");
   REQUIRE(cases.size() >= 30);
+  // Natural photos (Debian's python3-skimage, installed by tools/setup.sh): the 256->224 and 248->224 bicubic
+  // pipelines of at least four of them.
+  int photo_pipelines = 0;
+  for (const auto& c : cases)
+    photo_pipelines += c[1].find("skimage_") != std::string::npos && c[5] == "bicubic" && c[3] == "224";
+  CHECK_MESSAGE(photo_pipelines >= 8, "only " << photo_pipelines
+                                              << " natural-photo pipelines: is python3-skimage installed?");
   double worst = 0.0;
   for (const auto& c : cases) {
     const std::string what =

@@ -49,7 +49,12 @@ Status Session::create(std::shared_ptr<const Model> model, const SessionOptions&
 }
 
 Status Session::plan(const SessionOptions& options) {
-  VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_));
+  if (options.backend_factory) {
+    backend_ = options.backend_factory();
+    if (!backend_) return invalid_argument("the session's backend_factory returned no backend");
+  } else {
+    VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_));
+  }
   graph_ = model_->graph;  // constants still point into the mapped file
   PassContext ctx;
   ctx.backend = backend_.get();
@@ -151,7 +156,8 @@ Status Session::plan(const SessionOptions& options) {
     requests[i].size = p.bytes;
     requests[i].life = life[i];
   }
-  const ArenaPlan ap = plan_arena(requests, kAlignment, kOverread, options.preserve_intermediates);
+  const uint64_t padding = kOverread + (options.guard_arena ? ArenaGuard::kGuardBytes : 0);
+  const ArenaPlan ap = plan_arena(requests, kAlignment, padding, options.preserve_intermediates);
   for (size_t i = 0; i < nt; ++i)
     if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[root[i]];
 
@@ -170,6 +176,19 @@ Status Session::plan(const SessionOptions& options) {
     if (p.arena == ArenaKind::kWeights) refs_[i].data = const_cast<uint8_t*>(g.tensors[i].constant.data);
     if (p.arena == ArenaKind::kActivations) refs_[i].data = activations_.data() + p.offset;
   }
+  if (options.guard_arena) {
+    std::vector<ArenaGuard::Block> blocks(nt);
+    for (size_t i = 0; i < nt; ++i) {
+      const TensorPlacement& p = placements_[i];
+      if (p.arena != ArenaKind::kActivations) continue;
+      blocks[i].offset = p.offset;
+      blocks[i].end = p.offset + (p.bytes + padding + kAlignment - 1) / kAlignment * kAlignment;
+      blocks[i].life = p.life;
+      blocks[i].root = root[i];
+      blocks[i].name = g.tensors[i].name;
+    }
+    guard_.init(&graph_, std::move(blocks), activations_.data());
+  }
   return bind_batch(options.max_batch);
 }
 
@@ -182,6 +201,11 @@ Status Session::bind_batch(int64_t batch) {
       return runtime_error("tensor '" + g.tensors[i].name + "' needs more memory at batch " + std::to_string(batch) +
                            " than planned at batch " + std::to_string(options_.max_batch));
     refs_[i].shape = shapes_[i];
+  }
+  if (options_.guard_arena) {
+    std::vector<uint64_t> bytes(shapes_.size());
+    for (size_t i = 0; i < shapes_.size(); ++i) bytes[i] = tensor_bytes(g.tensors[i], shapes_[i]);
+    guard_.bind(bytes);
   }
   bound_batch_ = batch;
   return Status::Ok();
@@ -224,6 +248,8 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (size_t i = 0; i < activations_.size() / sizeof(float); ++i) a[i] = nan;
   }
+  const bool guard = options_.guard_arena;
+  if (guard) guard_.begin_run();
   KernelArgs args;
   args.workspace = workspace_.data();
   args.workspace_bytes = memory_.workspace_bytes;
@@ -234,8 +260,12 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
     for (int i = 0; i < step.num_src; ++i) args.src[i] = step.src[i] == kAbsent ? nullptr : &refs_[step.src[i]];
     args.num_dst = step.num_dst;
     for (int o = 0; o < step.num_dst; ++o) args.dst[o] = &refs_[step.dst[o]];
+    if (guard)
+      VITRT_RETURN_IF_ERROR(guard_.before_step(static_cast<int>(s), step.src, step.num_src, step.dst, step.num_dst));
     Status st = step.kernel->run(args);
     if (!st.ok()) return st.with_context(describe_node(g.nodes[s], s));
+    if (guard)
+      VITRT_RETURN_IF_ERROR(guard_.after_step(static_cast<int>(s), step.dst, step.num_dst));
   }
   std::memcpy(output, refs_[out].data, out_numel * sizeof(float));
   refs_[in].data = nullptr;

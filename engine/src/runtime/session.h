@@ -5,6 +5,7 @@
 // inference at the maximum batch, kernel creation and weight packing, liveness, arena offsets, one allocation
 // per arena); `run` only binds pointers and calls kernels, and performs no heap allocation.
 // A session must be used by one thread at a time; any number of sessions may share one Model.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "backends/backend.h"
 #include "loader/model_loader.h"
 #include "memory/arena.h"
+#include "memory/arena_guard.h"
 #include "memory/liveness.h"
 #include "planner/pass_manager.h"
 
@@ -26,6 +28,11 @@ struct SessionOptions {
   int opt_level = 1;                    // 0: run the model's graph as written; 1: run the planner passes
   std::string disabled_passes;          // comma-separated pass names to skip (see planner/pass_manager.h)
   bool allow_inplace = true;            // let elementwise kernels write over their single-use input
+  // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
+  // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.
+  bool guard_arena = false;
+  // Overrides `backend` with a caller-made backend (embedders' own backends; tests' faulty kernels).
+  std::function<std::unique_ptr<Backend>()> backend_factory;
 };
 
 enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput };
@@ -98,6 +105,7 @@ class Session {
   Arena activations_;
   Arena workspace_;
   MemoryReport memory_;
+  ArenaGuard guard_;  // only with options_.guard_arena
 };
 
 }  // namespace vitrt

@@ -25,6 +25,7 @@ const char* arena_name(ArenaKind a) {
     case ArenaKind::kWeights: return "weights";
     case ArenaKind::kActivations: return "activations";
     case ArenaKind::kInput: return "input";
+    case ArenaKind::kPersistent: return "persistent";
     case ArenaKind::kNone: break;
   }
   return "-";

@@ -14,6 +14,7 @@ namespace {
 std::vector<std::unique_ptr<Pass>> make_pipeline() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(create_canonicalize_pass());
+  p.push_back(create_fold_constants_pass());
   p.push_back(create_fuse_epilogue_pass());
   p.push_back(create_eliminate_dead_code_pass());
   return p;

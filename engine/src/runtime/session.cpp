@@ -137,9 +137,13 @@ Status Session::plan(const SessionOptions& options) {
     TensorPlacement& p = placements_[i];
     p.life = life[i];
     if (t.is_constant) {
-      p.arena = ArenaKind::kWeights;
-      p.offset = static_cast<uint64_t>(t.constant.data - model_->file->data());
+      // In the mapped file, or made by a planner pass (folded constants, owned by this session's graph).
+      const uint8_t* file = model_->file->data();
+      const bool in_file = t.constant.data >= file && t.constant.data < file + model_->file->size();
+      p.arena = in_file ? ArenaKind::kWeights : ArenaKind::kPersistent;
+      p.offset = in_file ? static_cast<uint64_t>(t.constant.data - file) : 0;
       p.bytes = t.constant.size;
+      if (!in_file) memory_.persistent_bytes += p.bytes;
       continue;
     }
     p.bytes = tensor_bytes(t, max_shapes_[i]);
@@ -173,7 +177,8 @@ Status Session::plan(const SessionOptions& options) {
   for (size_t i = 0; i < nt; ++i) {
     refs_[i].dtype = g.tensors[i].dtype;
     const TensorPlacement& p = placements_[i];
-    if (p.arena == ArenaKind::kWeights) refs_[i].data = const_cast<uint8_t*>(g.tensors[i].constant.data);
+    if (p.arena == ArenaKind::kWeights || p.arena == ArenaKind::kPersistent)
+      refs_[i].data = const_cast<uint8_t*>(g.tensors[i].constant.data);
     if (p.arena == ArenaKind::kActivations) refs_[i].data = activations_.data() + p.offset;
   }
   if (options.guard_arena) {

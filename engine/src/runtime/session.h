@@ -35,7 +35,8 @@ struct SessionOptions {
   std::function<std::unique_ptr<Backend>()> backend_factory;
 };
 
-enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput };
+// kPersistent: constants made at plan time (folded by a planner pass), owned by the session.
+enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput, kPersistent };
 
 struct TensorPlacement {
   ArenaKind arena = ArenaKind::kNone;
@@ -49,6 +50,7 @@ struct MemoryReport {
   uint64_t activation_bytes = 0;  // activation arena (peak of the plan)
   uint64_t activation_lower_bound = 0;
   uint64_t workspace_bytes = 0;
+  uint64_t persistent_bytes = 0;  // constants folded at plan time
 };
 
 class Session {

@@ -129,6 +129,37 @@ else
   bad "preprocess: $(cat "$work/err")"
 fi
 
+# 5b. `vitrt preprocess` on natural photos (python3-skimage's, copied into the image_cases fixture) equals PIL +
+# torchvision's Resize(256|248, bicubic) / CenterCrop(224) / ToTensor / Normalize: within one uint8 level
+# (1/255/std after normalisation) for every value.
+images=$fixtures/image_cases
+ckpt=$cases/$(case_field deit_tiny checkpoint)
+for resize in 256 248; do
+  "$bin/vitrt-convert" "$ckpt" -o "$work/pp$resize.vitrt" --resize $resize --crop 224 --interp bicubic >/dev/null 2>&1 ||
+    bad "convert with --resize $resize"
+  count=0
+  while IFS=$'\t' read -r kind src rs cw ch filt chans mean std exp; do
+    [ "$kind" = pipeline ] && [ "$rs" = "$resize" ] && [ "$filt" = bicubic ] && [ "$cw" = 224 ] || continue
+    case "$src" in *skimage_*) ;; *) continue ;; esac
+    count=$((count + 1))
+    if "$bin/vitrt" preprocess -m "$work/pp$resize.vitrt" "$images/$src" --output "$work/pp.npy" 2>"$work/err" &&
+       msg=$("$py" - "$work/pp.npy" "$images/$exp" "$std" <<'PY'
+import sys, numpy as np
+got, want = np.load(sys.argv[1])[0].astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
+std = np.array([float(v) for v in sys.argv[3].split(",")]).reshape(-1, 1, 1)
+levels = np.abs(got - want) * std * 255.0
+print(f"max difference {levels.max():.3g} uint8 levels")
+sys.exit(0 if got.shape == want.shape and levels.max() <= 1.0 + 1e-3 else 1)
+PY
+); then
+      ok "preprocess $(basename "$src") $resize->224 bicubic vs PIL: $msg"
+    else
+      bad "preprocess $(basename "$src") $resize->224: ${msg:-} $(cat "$work/err")"
+    fi
+  done <"$images/manifest.txt"
+  [ "$count" -ge 4 ] || bad "only $count natural photos for $resize->224 (is python3-skimage installed?)"
+done
+
 # 6. inspect and bench.
 if "$bin/vitrt" inspect "$model" --plan >"$work/out" 2>"$work/err" && grep -q "SoftmaxAttention" "$work/out" && grep -q "lower bound" "$work/out"; then
   ok "inspect --plan"

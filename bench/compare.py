@@ -117,7 +117,8 @@ def prepare(a, name, factory_name, kwargs, batch, work):
     if not os.path.exists(state):
         torch.save(model.state_dict(), state)
     if not os.path.exists(vmodel):
-        subprocess.run([a.convert, state, "-o", vmodel], check=True, stdout=subprocess.DEVNULL)
+        size = [] if img == 224 else ["--image-size", str(img)]
+        subprocess.run([a.convert, state, "-o", vmodel] + size, check=True, stdout=subprocess.DEVNULL)
     g = torch.Generator().manual_seed(1234)
     x = torch.randn(batch, 3, img, img, generator=g)
     xin = os.path.join(d, f"input_b{batch}.npy")

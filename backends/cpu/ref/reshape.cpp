@@ -30,6 +30,7 @@ Status create_reshape(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, K
   const ReshapeAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(get_attrs(plan, &a));
   *kernel = std::make_unique<ReshapeKernel>(plan);
+  info->may_inplace = true;  // then the planner gives dst src's bytes and the copy disappears
   return Status::Ok();
 }
 

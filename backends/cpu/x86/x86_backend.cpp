@@ -20,6 +20,7 @@ Factory factory_for(OpType t) {
     case OpType::kAdd:
     case OpType::kMul: return create_binary;
     case OpType::kSoftmaxAttention: return create_softmax_attention;
+    case OpType::kTranspose: return create_transpose;
     case OpType::kLinearAttention: return create_linear_attention;
     case OpType::kReusedAttention: return create_reused_attention;
     case OpType::kAttentionResidual: return create_attention_residual;

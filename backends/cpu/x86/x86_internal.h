@@ -31,6 +31,7 @@ Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::uniq
 Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_softmax_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
+Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_linear_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                KernelInfo*);
 Status create_reused_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,

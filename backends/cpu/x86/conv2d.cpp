@@ -4,8 +4,6 @@
 // oneDNN's convolution on NCHW tensors, built at plan time for the planned batch and for one image (looped for a
 // smaller batch), weights reordered once, activation as a post-op, user scratchpad in the session workspace.
 #include <algorithm>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,6 +21,51 @@ using dt = memory::data_type;
 using tag = memory::format_tag;
 
 // ---- depthwise, direct ----
+// One output plane. The row loops vectorise: the body is inlined into an AVX-512 and an AVX2 entry point, and the
+// kernel calls the one of the backend's ISA level (so VITRT_MAX_ISA holds here too).
+__attribute__((always_inline)) inline void depthwise_plane(
+    const float* xp, int64_t H, int64_t W, const float* wp, int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
+    float* yp, int64_t Ho, int64_t Wo) {
+  for (int64_t i = 0; i < Ho * Wo; ++i) yp[i] = bias;
+  for (int64_t oy = 0; oy < Ho; ++oy) {
+    float* yr = yp + oy * Wo;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const int64_t iy = oy * a.stride_h - a.pad_h + ky * a.dilation_h;
+      if (iy < 0 || iy >= H) continue;
+      const float* xr = xp + iy * W;
+      for (int64_t kx = 0; kx < kw; ++kx) {
+        const float wv = wp[ky * kw + kx];
+        const int64_t off = kx * a.dilation_w - a.pad_w;
+        // ox range with 0 <= ox*s + off < W
+        const int64_t lo_x = off >= 0 ? 0 : (-off + a.stride_w - 1) / a.stride_w;
+        int64_t hi_x = W - off <= 0 ? 0 : (W - off - 1) / a.stride_w + 1;
+        if (hi_x > Wo) hi_x = Wo;
+        if (a.stride_w == 1) {
+          const float* xs = xr + off;
+          for (int64_t ox = lo_x; ox < hi_x; ++ox) yr[ox] += wv * xs[ox];
+        } else {
+          for (int64_t ox = lo_x; ox < hi_x; ++ox) yr[ox] += wv * xr[ox * a.stride_w + off];
+        }
+      }
+    }
+  }
+}
+
+using DepthwisePlaneFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float,
+                                  const Conv2dAttrs&, float*, int64_t, int64_t);
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void depthwise_plane_avx512(
+    const float* xp, int64_t H, int64_t W, const float* wp, int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
+    float* yp, int64_t Ho, int64_t Wo) {
+  depthwise_plane(xp, H, W, wp, kh, kw, bias, a, yp, Ho, Wo);
+}
+
+__attribute__((target("avx2,fma"))) void depthwise_plane_avx2(const float* xp, int64_t H, int64_t W, const float* wp,
+                                                              int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
+                                                              float* yp, int64_t Ho, int64_t Wo) {
+  depthwise_plane(xp, H, W, wp, kh, kw, bias, a, yp, Ho, Wo);
+}
+
 class DepthwiseKernel final : public ref::RefKernel {
  public:
   DepthwiseKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const Conv2dAttrs& a)
@@ -40,36 +83,12 @@ class DepthwiseKernel final : public ref::RefKernel {
     const float* pw = w.f32();
     float* py = y.f32();
     const Conv2dAttrs a = a_;
+    const DepthwisePlaneFn plane = ctx_->isa == X86Isa::kAvx512 ? depthwise_plane_avx512 : depthwise_plane_avx2;
     ThreadPool::parallel_for(B * C, run_threads(args, planned_threads_), [&](int64_t lo, int64_t hi, int) {
       for (int64_t bc = lo; bc < hi; ++bc) {
         const int64_t ch = bc % C;
-        const float* xp = px + bc * H * W;
-        const float* wp = pw + ch * kh * kw;
         float* yp = py + bc * Ho * Wo;
-        const float b0 = bias ? bias[ch] : 0.0f;
-        for (int64_t i = 0; i < Ho * Wo; ++i) yp[i] = b0;
-        for (int64_t oy = 0; oy < Ho; ++oy) {
-          float* yr = yp + oy * Wo;
-          for (int64_t ky = 0; ky < kh; ++ky) {
-            const int64_t iy = oy * a.stride_h - a.pad_h + ky * a.dilation_h;
-            if (iy < 0 || iy >= H) continue;
-            const float* xr = xp + iy * W;
-            for (int64_t kx = 0; kx < kw; ++kx) {
-              const float wv = wp[ky * kw + kx];
-              const int64_t off = kx * a.dilation_w - a.pad_w;
-              // ox range with 0 <= ox*s + off < W
-              int64_t lo_x = off >= 0 ? 0 : (-off + a.stride_w - 1) / a.stride_w;
-              int64_t hi_x = W - off <= 0 ? 0 : (W - off - 1) / a.stride_w + 1;
-              if (hi_x > Wo) hi_x = Wo;
-              if (a.stride_w == 1) {
-                const float* xs = xr + off;
-                for (int64_t ox = lo_x; ox < hi_x; ++ox) yr[ox] += wv * xs[ox];
-              } else {
-                for (int64_t ox = lo_x; ox < hi_x; ++ox) yr[ox] += wv * xr[ox * a.stride_w + off];
-              }
-            }
-          }
-        }
+        plane(px + bc * H * W, H, W, pw + ch * kh * kw, kh, kw, bias ? bias[ch] : 0.0f, a, yp, Ho, Wo);
         ref::apply_activation(a.activation, yp, Ho * Wo);
       }
     });

@@ -1,12 +1,424 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LinearAttention (SOFT): not yet implemented on x86; declining runs the reference kernel.
+// LinearAttention (SOFT, MODELS.md §3.4–3.6) on x86: the reference kernel's algorithm (backends/cpu/ref/
+// linear_attention.cpp, newton_inverse.cpp) step for step, with the inner loops vectorised across output columns
+// (linear_attention_impl.h) and the work split over (batch, head) items.
+//
+//   A. per item, in parallel: landmarks (r×r conv vectorised over output channels, then LayerNorm with double
+//      statistics and erf GELU exactly as the reference), stored transposed as Lᵀ [d][mp]; K2 [m][mp]; and for
+//      the scaled Newton variant the whole pseudo-inverse.
+//   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then the
+//      iterations per item in parallel.
+//   C. per item: V copied to [N][dp], K1 [N][mp], K1ᵀ·V [m][dp], then per block of 32 tokens (K1·K2⁺)·(K1ᵀ·V) plus
+//      the depthwise V conv, written into the merged [B,N,C] output. With fewer items than threads the items run
+//      one after another, each step split over token blocks (K1ᵀ·V over landmark rows, so that every element is
+//      still summed over all tokens in order).
+//
+// m and d are padded to mp, dp (multiples of the vector width) with zero columns, so every loop runs on whole
+// vectors and the top-left blocks stay exact. The sums run in the reference's order (FMA instead of a·b + c), the
+// scalar steps (step sizes, residual norms, SOFT-Norm scaling, LayerNorm, GELU) are the reference's own code.
+// Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads and batch:
+//   shared: packed landmark weights [d·r·r][dp], Lᵀ [BH][d][mp], K2 [BH][mp][mp], K2⁺ [BH][mp][mp], [BH] ×2;
+//   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], landmarks [m][dp], P [mp][mp], Newton work 2·m·mp,
+//               a block of K1·K2⁺ [32][mp] and of the output [32][dp], D^-1/2 [mp].
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/ref/activation.h"
+#include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/linear_attention_simd.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
 namespace x86 {
+namespace {
 
-Status create_linear_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*) {
+constexpr int64_t kOutBlock = 32;  // tokens per (K1·K2⁺)·(K1ᵀ·V) block: both blocks stay in L1
+constexpr int64_t kRowBlock = 64;  // tokens per K1 block when one item is split over the threads
+constexpr int64_t kKvChunk = 256;  // tokens per K1ᵀ·V pass (keeps the K1 and V rows in L1/L2)
+constexpr int64_t kKvRows = 6;     // landmark rows per K1ᵀ·V task (the gemm's row tile)
+
+struct Dims {
+  int64_t batch, n, c, heads, d, height, width, r, m_h, m_w, m, k, mp, dp;
+};
+
+int64_t round_up(int64_t x, int64_t to) {
+  return (x + to - 1) / to * to;
+}
+
+Dims dims_of(const LinearAttentionAttrs& a, const Shape& q, const Shape& vconv, int width) {
+  Dims s{};
+  s.batch = q[0];
+  s.n = q[1];
+  s.c = q[2];
+  s.heads = a.num_heads;
+  s.d = s.c / s.heads;
+  s.height = a.height;
+  s.width = a.width;
+  s.r = a.landmark_ratio;
+  s.m_h = s.height / s.r;
+  s.m_w = s.width / s.r;
+  s.m = s.m_h * s.m_w;
+  s.k = vconv[2];
+  s.mp = round_up(s.m, width);
+  s.dp = round_up(s.d, width);
+  return s;
+}
+
+struct Layout {
+  // shared
+  int64_t wp, lt, k2, inv, rowmax, resid;
+  // per thread, relative to thread(t) = thread0 + t·per_thread
+  int64_t thread0, per_thread, vpad, k1, kv, lm, p, work, ak, ob, dsym;
+  int64_t total;
+};
+
+Layout layout_of(const Dims& s, int threads) {
+  Layout l{};
+  int64_t off = 0;
+  auto take = [&](int64_t floats) {
+    const int64_t at = off;
+    off += round_up(floats, 16);
+    return at;
+  };
+  const int64_t bh = s.batch * s.heads, mm = s.mp * s.mp;
+  l.wp = take(s.d * s.r * s.r * s.dp);
+  l.lt = take(bh * s.d * s.mp);
+  l.k2 = take(bh * mm);
+  l.inv = take(bh * mm);
+  l.rowmax = take(bh);
+  l.resid = take(bh);
+  l.thread0 = off;
+  off = 0;
+  l.vpad = take(s.n * s.dp);
+  l.k1 = take(s.n * s.mp);
+  l.kv = take(s.mp * s.dp);
+  l.lm = take(s.m * s.dp);
+  l.p = take(mm);
+  l.work = take(2 * s.m * s.mp);
+  l.ak = take(kOutBlock * s.mp);
+  l.ob = take(kOutBlock * s.dp);
+  l.dsym = take(s.mp);
+  l.per_thread = off;
+  l.total = l.thread0 + threads * l.per_thread;
+  return l;
+}
+
+// max_i Σ_j k[i][j] in float, as the reference's max_row_sum.
+float max_row_sum(const float* k, int64_t m, int64_t ld) {
+  float best = -INFINITY;
+  for (int64_t i = 0; i < m; ++i) {
+    float s = 0.0f;
+    for (int64_t j = 0; j < m; ++j) s += k[i * ld + j];
+    best = s > best ? s : best;
+  }
+  return best;
+}
+
+class LinearAttentionKernel final : public ref::RefKernel {
+ public:
+  LinearAttentionKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const LinearAttentionSimd* simd,
+                        const LinearAttentionAttrs& a)
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        simd_(simd),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+
+ protected:
+  Status compute(const KernelArgs& args) override {
+    Run run;
+    run.s = dims_of(a_, args.src[0]->shape, args.src[5]->shape, simd_->width);
+    const Dims& s = run.s;
+    if (s.batch == 0) return Status::Ok();
+    const int nt = run_threads(args, planned_threads_);
+    run.l = layout_of(s, nt);
+    VITRT_RETURN_IF_ERROR(check_workspace(args, run.l.total));
+    run.ws = static_cast<float*>(args.workspace);
+    run.q = args.src[0]->f32();
+    run.v = args.src[1]->f32();
+    run.ln_g = args.src[3]->f32();
+    run.ln_b = args.src[4]->f32();
+    run.vw = args.src[5]->f32();
+    run.out = args.dst[0]->f32();
+    pack_landmark_weights(args.src[2]->f32(), run);
+
+    // A: landmarks and K2 (and the scaled pseudo-inverse) per item.
+    const int64_t items = s.batch * s.heads;
+    const bool legacy = a_.pinv == PseudoInverse::kNewtonLegacy;
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t bh = lo; bh < hi; ++bh) {
+        build_landmarks(run, bh, tid);
+        if (!legacy) invert_scaled(run, bh, tid);
+      }
+    });
+    // B: the legacy pseudo-inverse, one step size for the whole batch.
+    if (legacy) invert_legacy(run, nt);
+
+    // C: the output.
+    if (items >= nt) {
+      ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+        for (int64_t bh = lo; bh < hi; ++bh) {
+          prepare_rows(run, bh, 0, s.n, tid);
+          kv_rows(run, 0, s.m, tid);
+          output_rows(run, bh, 0, s.n, tid, tid);
+        }
+      });
+    } else {
+      const int64_t row_blocks = (s.n + kRowBlock - 1) / kRowBlock;
+      const int64_t out_blocks = (s.n + kOutBlock - 1) / kOutBlock;
+      const int64_t kv_tasks = (s.m + kKvRows - 1) / kKvRows;
+      for (int64_t bh = 0; bh < items; ++bh) {  // the items share thread 0's V, K1 and K1ᵀ·V
+        ThreadPool::parallel_for(row_blocks, nt, [&](int64_t lo, int64_t hi, int) {
+          prepare_rows(run, bh, lo * kRowBlock, std::min(hi * kRowBlock, s.n), 0);
+        });
+        ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
+          kv_rows(run, lo * kKvRows, std::min(hi * kKvRows, s.m), 0);
+        });
+        ThreadPool::parallel_for(out_blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+          output_rows(run, bh, lo * kOutBlock, std::min(hi * kOutBlock, s.n), 0, tid);
+        });
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Run {
+    Dims s;
+    Layout l;
+    float* ws;
+    const float *q, *v, *ln_g, *ln_b, *vw;
+    float* out;
+    float* thread(int t) const { return ws + l.thread0 + t * l.per_thread; }
+  };
+
+  // wp[(c·r + ky)·r + kx][o] = w[o][c][ky][kx], zero for o ≥ d.
+  void pack_landmark_weights(const float* lw, const Run& run) const {
+    const Dims& s = run.s;
+    const int64_t taps = s.d * s.r * s.r;
+    float* wp = run.ws + run.l.wp;
+    for (int64_t t = 0; t < taps; ++t) {
+      float* row = wp + t * s.dp;
+      for (int64_t o = 0; o < s.d; ++o) row[o] = lw[o * taps + t];
+      for (int64_t o = s.d; o < s.dp; ++o) row[o] = 0.0f;
+    }
+  }
+
+  // Lᵀ and K2 of item bh (K2's padding zeroed), and its largest row sum.
+  void build_landmarks(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    float* lm = run.thread(tid) + run.l.lm;
+    LandmarkConvArgs c;
+    c.q = run.q + b * s.n * s.c + h * s.d;
+    c.q_stride = s.c;
+    c.scale = a_.q_scale;
+    c.wp = run.ws + run.l.wp;
+    c.d = s.d;
+    c.dp = s.dp;
+    c.r = s.r;
+    c.width = s.width;
+    c.m_h = s.m_h;
+    c.m_w = s.m_w;
+    c.lm = lm;
+    simd_->landmark_conv(c);
+    // LayerNorm(d) with double statistics and erf GELU: the reference's arithmetic, element for element.
+    float* lt = run.ws + run.l.lt + bh * s.d * s.mp;
+    for (int64_t i = 0; i < s.m; ++i) {
+      const float* lp = lm + i * s.dp;
+      double mean = 0.0;
+      for (int64_t c2 = 0; c2 < s.d; ++c2) mean += lp[c2];
+      mean /= static_cast<double>(s.d);
+      double var = 0.0;
+      for (int64_t c2 = 0; c2 < s.d; ++c2) {
+        const double dv = lp[c2] - mean;
+        var += dv * dv;
+      }
+      var /= static_cast<double>(s.d);
+      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(a_.landmark_ln_eps));
+      for (int64_t c2 = 0; c2 < s.d; ++c2) {
+        const float normed = static_cast<float>((lp[c2] - mean) * rstd * run.ln_g[c2] + run.ln_b[c2]);
+        lt[c2 * s.mp + i] = ref::gelu_erf(normed);
+      }
+    }
+    for (int64_t c2 = 0; c2 < s.d; ++c2)
+      for (int64_t i = s.m; i < s.mp; ++i) lt[c2 * s.mp + i] = 0.0f;
+    float* k2 = run.ws + run.l.k2 + bh * s.mp * s.mp;
+    simd_->gaussian(lt, 1, s.mp, 1.0f, lt, s.mp, s.m, s.d, s.mp, s.m, k2, s.mp);
+    for (int64_t i = s.m * s.mp; i < s.mp * s.mp; ++i) k2[i] = 0.0f;
+    run.ws[run.l.rowmax + bh] = max_row_sum(k2, s.m, s.mp);
+  }
+
+  // newton_inverse_scaled: α = 0.9·2/s², P = K2 + reg·I, V = α·P, then the iterations.
+  void invert_scaled(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t mm = s.mp * s.mp;
+    const float* k2 = run.ws + run.l.k2 + bh * mm;
+    float* inv = run.ws + run.l.inv + bh * mm;
+    float* p = run.thread(tid) + run.l.p;
+    const float sum = run.ws[run.l.rowmax + bh];
+    const float alpha = (1.0f / (sum * sum)) * static_cast<float>(0.9 * 2);  // 0.9 * 2 / s**2
+    for (int64_t i = 0; i < s.m * s.mp; ++i) p[i] = k2[i];
+    for (int64_t i = 0; i < s.m; ++i) p[i * s.mp + i] += a_.newton_regularizer;  // after α
+    for (int64_t i = 0; i < s.m * s.mp; ++i) inv[i] = alpha * p[i];
+    simd_->newton_iterate(p, s.m, s.mp, a_.newton_iterations, inv, run.thread(tid) + run.l.work);
+    if (a_.symmetric_normalization) normalize(run, bh, tid);
+  }
+
+  // newton_inverse_legacy over all items: α = 2/s² with s the largest row sum of the batch, halved while the
+  // largest ‖I − K2·αK2‖₁ exceeds 1.01 (at most 10 times), then the iterations per item.
+  void invert_legacy(const Run& run, int nt) const {
+    const Dims& s = run.s;
+    const int64_t items = s.batch * s.heads, mm = s.mp * s.mp;
+    float sum = -INFINITY;
+    for (int64_t bh = 0; bh < items; ++bh) {
+      const float sb = run.ws[run.l.rowmax + bh];
+      sum = sb > sum ? sb : sum;
+    }
+    float alpha = (1.0f / (sum * sum)) * 2.0f;
+    auto pnorm = [&](float a) {
+      ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+        for (int64_t bh = lo; bh < hi; ++bh) {
+          const float* k2 = run.ws + run.l.k2 + bh * mm;
+          float* inv = run.ws + run.l.inv + bh * mm;
+          for (int64_t i = 0; i < s.m * s.mp; ++i) inv[i] = a * k2[i];
+          float* tmp = run.thread(tid) + run.l.work;
+          simd_->gemm(k2, s.mp, 1, inv, s.mp, s.m, s.m, s.mp, false, tmp, s.mp);
+          float best = -INFINITY;  // the largest column sum of |I − K2·V|
+          for (int64_t j = 0; j < s.m; ++j) {
+            float cs = 0.0f;
+            for (int64_t i = 0; i < s.m; ++i) cs += std::fabs((i == j ? 1.0f : 0.0f) - tmp[i * s.mp + j]);
+            best = cs > best ? cs : best;
+          }
+          run.ws[run.l.resid + bh] = best;
+        }
+      });
+      float best = -INFINITY;
+      for (int64_t bh = 0; bh < items; ++bh) {
+        const float r = run.ws[run.l.resid + bh];
+        best = r > best ? r : best;
+      }
+      return best;
+    };
+    float norm = pnorm(alpha);
+    for (int tries = 0; norm > 1.01f && tries < 10; ++tries) {
+      alpha *= 0.5f;
+      norm = pnorm(alpha);
+    }
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t bh = lo; bh < hi; ++bh) {
+        simd_->newton_iterate(run.ws + run.l.k2 + bh * mm, s.m, s.mp, a_.newton_iterations,
+                              run.ws + run.l.inv + bh * mm, run.thread(tid) + run.l.work);
+        if (a_.symmetric_normalization) normalize(run, bh, tid);
+      }
+    });
+  }
+
+  // SOFT-Norm: K2⁺[i][j] · d_i · d_j with d = 1/sqrt(row sums of K2).
+  void normalize(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t mm = s.mp * s.mp;
+    const float* k2 = run.ws + run.l.k2 + bh * mm;
+    float* inv = run.ws + run.l.inv + bh * mm;
+    float* dsym = run.thread(tid) + run.l.dsym;
+    for (int64_t i = 0; i < s.m; ++i) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < s.m; ++j) sum += k2[i * s.mp + j];
+      dsym[i] = 1.0f / std::sqrt(sum);
+    }
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.m; ++j) inv[i * s.mp + j] = dsym[i] * inv[i * s.mp + j] * dsym[j];
+  }
+
+  // Tokens [i0, i1) of item bh: V rows into group g's [N][dp] copy, K1 rows into its [N][mp].
+  void prepare_rows(const Run& run, int64_t bh, int64_t i0, int64_t i1, int g) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    float* vpad = run.thread(g) + run.l.vpad;
+    const float* vb = run.v + b * s.n * s.c + h * s.d;
+    for (int64_t i = i0; i < i1; ++i) {
+      float* dst = vpad + i * s.dp;
+      const float* src = vb + i * s.c;
+      for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
+      for (int64_t j = s.d; j < s.dp; ++j) dst[j] = 0.0f;
+    }
+    simd_->gaussian(run.q + (b * s.n + i0) * s.c + h * s.d, s.c, 1, a_.q_scale, run.ws + run.l.lt + bh * s.d * s.mp,
+                    s.mp, i1 - i0, s.d, s.mp, s.m, run.thread(g) + run.l.k1 + i0 * s.mp, s.mp);
+  }
+
+  // Landmark rows [p0, p1) of group g's K1ᵀ·V, each summed over all tokens in order (token chunks accumulate).
+  void kv_rows(const Run& run, int64_t p0, int64_t p1, int g) const {
+    const Dims& s = run.s;
+    const float* k1 = run.thread(g) + run.l.k1;
+    const float* vpad = run.thread(g) + run.l.vpad;
+    float* kv = run.thread(g) + run.l.kv;
+    for (int64_t t0 = 0; t0 < s.n; t0 += kKvChunk) {
+      const int64_t nk = std::min(kKvChunk, s.n - t0);
+      simd_->gemm(k1 + t0 * s.mp + p0, 1, s.mp, vpad + t0 * s.dp, s.dp, p1 - p0, nk, s.dp, t0 > 0, kv + p0 * s.dp,
+                  s.dp);
+    }
+  }
+
+  // Output tokens [i0, i1) of item bh from group g's buffers, with thread tid's block scratch.
+  void output_rows(const Run& run, int64_t bh, int64_t i0, int64_t i1, int g, int tid) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    const float* inv = run.ws + run.l.inv + bh * s.mp * s.mp;
+    const float* k1 = run.thread(g) + run.l.k1;
+    float* ak = run.thread(tid) + run.l.ak;
+    float* ob = run.thread(tid) + run.l.ob;
+    VConvArgs c;
+    c.v = run.thread(g) + run.l.vpad;
+    c.dp = s.dp;
+    c.d = s.d;
+    c.w = run.vw + h * s.k * s.k;
+    c.k = s.k;
+    c.height = s.height;
+    c.width = s.width;
+    c.attn = ob;
+    c.out_stride = s.c;
+    for (int64_t i = i0; i < i1; i += kOutBlock) {
+      const int64_t nb = std::min(kOutBlock, i1 - i);
+      simd_->gemm(k1 + i * s.mp, s.mp, 1, inv, s.mp, nb, s.m, s.mp, false, ak, s.mp);            // K1·K2⁺
+      simd_->gemm(ak, s.mp, 1, run.thread(g) + run.l.kv, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // ·(K1ᵀ·V)
+      c.i0 = i;
+      c.i1 = i + nb;
+      c.out = run.out + (b * s.n + i) * s.c + h * s.d;
+      simd_->v_conv_add(c);
+    }
+  }
+
+  std::shared_ptr<Context> ctx_;
+  const LinearAttentionSimd* simd_;
+  LinearAttentionAttrs a_;
+  int planned_threads_;
+};
+
+}  // namespace
+
+// Declines (no kernel: the reference runs and reports) anything the reference factory would reject.
+Status create_linear_attention(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                               std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
+  const LinearAttentionAttrs* a = nullptr;
+  VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
+  if (a->kernel != AttentionKernel::kGaussian || a->landmarks != LandmarkSource::kStridedConvLnGelu)
+    return Status::Ok();
+  if (a->pinv != PseudoInverse::kNewtonScaled && a->pinv != PseudoInverse::kNewtonLegacy) return Status::Ok();
+  if (a->newton_iterations < 0 || !(a->landmark_ln_eps >= 0.0f)) return Status::Ok();
+  if (a->num_heads < 1 || a->landmark_ratio < 1 || a->height < 1 || a->width < 1) return Status::Ok();
+  if (plan.num_src < 6 || plan.num_dst != 1) return Status::Ok();
+  for (int i = 0; i < 6; ++i)
+    if (!plan.src_tensors[i]) return Status::Ok();
+  const Shape& q = plan.src_shapes[0];
+  const Shape& vc = plan.src_shapes[5];
+  if (q.rank != 3 || vc.rank != 4 || q[2] % a->num_heads != 0) return Status::Ok();
+  const LinearAttentionSimd* simd =
+      ctx->isa == X86Isa::kAvx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
+  const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
+  const Layout l = layout_of(dims_of(*a, q, vc, simd->width), threads);
+  info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
+  *kernel = std::make_unique<LinearAttentionKernel>(plan, ctx, simd, *a);
   return Status::Ok();
 }
 

@@ -4,6 +4,8 @@
 // output, the layout changes of these models ([B,C,H·W] <-> [B,H·W,C], head splits [B,N,h,d] <-> [B,h,N,d])
 // become dst[o][j][i][t] = src[o][i][j][t]: o batch, i×j the swapped pair, t a contiguous tail. Tiles of
 // 32×32 keep both sides in L1 and are split over the threads. Other permutations run on the reference kernel.
+#include <immintrin.h>
+
 #include <cstring>
 
 #include "backends/cpu/ref/ref_kernel.h"
@@ -80,6 +82,48 @@ bool plan_swap(const Shape& in, const std::vector<int32_t>& perm, int64_t batch_
   return true;
 }
 
+// dst[c][r] = src[r][c] for an 8x8 block (row strides in floats). The backend only exists with AVX2.
+__attribute__((target("avx2"))) void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
+  __m256 r0 = _mm256_loadu_ps(src + 0 * ss), r1 = _mm256_loadu_ps(src + 1 * ss);
+  __m256 r2 = _mm256_loadu_ps(src + 2 * ss), r3 = _mm256_loadu_ps(src + 3 * ss);
+  __m256 r4 = _mm256_loadu_ps(src + 4 * ss), r5 = _mm256_loadu_ps(src + 5 * ss);
+  __m256 r6 = _mm256_loadu_ps(src + 6 * ss), r7 = _mm256_loadu_ps(src + 7 * ss);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  _mm256_storeu_ps(dst + 0 * ds, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + 1 * ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+// One tile rows [r0,r1) x cols [c0,c1): 8x8 blocks where whole, single elements at the edges.
+void transpose_tile(const float* s, float* d, int64_t rows, int64_t cols, int64_t r0, int64_t r1, int64_t c0,
+                    int64_t c1) {
+  int64_t r = r0;
+  for (; r + 8 <= r1; r += 8) {
+    int64_t c = c0;
+    for (; c + 8 <= c1; c += 8) transpose8x8(s + r * cols + c, cols, d + c * rows + r, rows);
+    for (; c < c1; ++c)
+      for (int64_t k = 0; k < 8; ++k) d[c * rows + r + k] = s[(r + k) * cols + c];
+  }
+  for (; r < r1; ++r)
+    for (int64_t c = c0; c < c1; ++c) d[c * rows + r] = s[r * cols + c];
+}
+
 class TransposeKernel final : public ref::RefKernel {
  public:
   TransposeKernel(const KernelPlan& plan, std::vector<int32_t> perm)
@@ -105,8 +149,7 @@ class TransposeKernel final : public ref::RefKernel {
         const float* s = src + o * rows * cols * tail;
         float* d = dst + o * rows * cols * tail;
         if (tail == 1) {
-          for (int64_t c = c0; c < c1; ++c)
-            for (int64_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+          transpose_tile(s, d, rows, cols, r0, r1, c0, c1);
         } else {
           for (int64_t c = c0; c < c1; ++c)
             for (int64_t r = r0; r < r1; ++r)

@@ -35,6 +35,7 @@ fb::OpOptions expected_options(OpType t) {
     case OpType::kAttentionResidual: return fb::OpOptions::AttentionResidualOptions;
     case OpType::kRelu:
     case OpType::kAdd:
+    case OpType::kMatMul:
     case OpType::kMul: return fb::OpOptions::NONE;
   }
   return fb::OpOptions::NONE;
@@ -121,6 +122,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     }
     case OpType::kRelu:
     case OpType::kAdd:
+    case OpType::kMatMul:
     case OpType::kMul: break;
   }
   return e;
@@ -230,6 +232,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     }
     case OpType::kRelu:
     case OpType::kAdd:
+    case OpType::kMatMul:
     case OpType::kMul: *out = NoAttrs{}; break;
   }
   return Status::Ok();

@@ -108,6 +108,8 @@ def run_op(op, attrs, xs):
         return xs[0].permute(attrs["perm"])
     if op == "ReduceMean":
         return xs[0].mean(dim=attrs["axes"], keepdim=attrs["keepdims"])
+    if op == "MatMul":
+        return torch.matmul(xs[0], xs[1])
     if op == "Softmax":
         return F.softmax(xs[0], dim=attrs["axis"])
     if op == "SoftmaxAttention":
@@ -302,6 +304,15 @@ def reduce_softmax_cases(w):
         w.add(name, "Softmax", {"axis": axis}, [w.randn(*shape, scale=4.0)])
 
 
+def matmul_cases(w):
+    # q·kᵀ and p·v of attention, plus broadcast batch axes and odd sizes.
+    for name, a, b in [("matmul_heads", (2, 3, 7, 5), (2, 3, 5, 9)), ("matmul_2d", (7, 5), (5, 3)),
+                       ("matmul_bcast_b", (2, 3, 7, 5), (5, 4)), ("matmul_bcast_mid", (2, 1, 7, 5), (3, 5, 4)),
+                       ("matmul_rank", (3, 7, 5), (2, 1, 5, 6)), ("matmul_odd", (2, 17, 33), (2, 33, 19)),
+                       ("matmul_row", (3, 1, 13), (3, 13, 1))]:
+        w.add(name, "MatMul", {}, [w.randn(*a), w.randn(*b)])
+
+
 def pool_cases(w):
     # Divisible and non-divisible bins (overlapping windows), upsampling (out > in), PVT v2-li's 56x56 -> 7x7.
     for name, shape, out in [("pool_56_to_7", (2, 5, 56, 56), (7, 7)), ("pool_13x11_to_7x3", (2, 3, 13, 11), (7, 3)),
@@ -349,6 +360,7 @@ def main():
     layout_cases(w)
     reduce_softmax_cases(w)
     attention_cases(w)
+    matmul_cases(w)
     pool_cases(w)
     for name in EXTRA_MODULES:
         try:

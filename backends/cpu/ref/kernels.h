@@ -26,6 +26,7 @@ Status create_slice(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ker
 Status create_reshape(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_transpose(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_reduce_mean(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_matmul(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_softmax(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_softmax_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_adaptive_avg_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);

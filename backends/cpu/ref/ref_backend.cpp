@@ -31,6 +31,7 @@ const ref::KernelFactory kFactories[] = {
     ref::create_linear_attention,  // kLinearAttention
     ref::create_reused_attention,  // kReusedAttention
     ref::create_attention_residual,  // kAttentionResidual
+    ref::create_matmul,             // kMatMul
 };
 static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
 

@@ -26,8 +26,9 @@ enum class OpType : int32_t {
   kLinearAttention = 16,
   kReusedAttention = 17,
   kAttentionResidual = 18,
+  kMatMul = 19,
 };
-constexpr int32_t kNumOpTypes = 19;
+constexpr int32_t kNumOpTypes = 20;
 
 inline bool op_type_valid(int32_t v) { return v >= 0 && v < kNumOpTypes; }
 

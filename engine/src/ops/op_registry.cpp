@@ -25,6 +25,7 @@ const OpSchema kSchemas[kNumOpTypes] = {
     {OpType::kLinearAttention, "LinearAttention", 6, 6, 1, 1, 1, infer_linear_attention},
     {OpType::kReusedAttention, "ReusedAttention", 6, 6, 1, 2, 1, infer_reused_attention},
     {OpType::kAttentionResidual, "AttentionResidual", 6, 6, 1, 1, 1, infer_attention_residual},
+    {OpType::kMatMul, "MatMul", 2, 2, 1, 1, 1, infer_matmul},
 };
 
 }  // namespace

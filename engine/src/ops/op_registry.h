@@ -56,5 +56,6 @@ Status infer_adaptive_avg_pool2d(const Node&, const Shape* const*, int, Shape*);
 Status infer_linear_attention(const Node&, const Shape* const*, int, Shape*);
 Status infer_reused_attention(const Node&, const Shape* const*, int, Shape*);
 Status infer_attention_residual(const Node&, const Shape* const*, int, Shape*);
+Status infer_matmul(const Node&, const Shape* const*, int, Shape*);
 
 }  // namespace vitrt

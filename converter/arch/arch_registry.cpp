@@ -161,11 +161,12 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
   }
   const ArchEntry* entry = find_arch(arch);
   if (!entry) return invalid_argument("unknown --arch '" + arch + "' (expected " + known_archs() + ")");
-  if (opt.emit != "fused")
-    return unsupported("--emit " + opt.emit + " is not supported yet (only 'fused')");
+  if (opt.emit != "fused" && opt.emit != "primitive")
+    return invalid_argument("--emit must be 'fused' or 'primitive', got '" + opt.emit + "'");
   ConvertOptions build_opt = opt;
   if (!build_opt.image_size) build_opt.image_size = image_size_from_args(ckpt, log);
   GraphBuilder b(ckpt);
+  b.set_emit_primitive(opt.emit == "primitive");
   ArchInfo info;
   VITRT_RETURN_IF_ERROR(entry->build(b, ckpt, build_opt, &info));
   Graph g;

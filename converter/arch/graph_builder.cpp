@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 #include "arch/graph_builder.h"
 
+#include "arch/primitive_emit.h"
 #include "ir/shape_propagation.h"
 #include "ops/op_registry.h"
 
@@ -45,7 +46,8 @@ int32_t GraphBuilder::weight(const std::string& key, const std::vector<int64_t>&
   if (it == ckpt_.tensors.end()) {
     missing_.push_back(key + (expected.empty() ? "" : " " + dims_str(expected)));
   } else if (!expected.empty() && it->second.shape != expected) {
-    errors_.push_back("'" + key + "' has shape " + dims_str(it->second.shape) + ", expected " + dims_str(expected));
+    errors_.push_back("'" + key + "' has shape " + dims_str(it->second.shape) + ", expected " +
+                      dims_str(expected));
   } else {
     dims = it->second.shape;
     values = it->second.values;
@@ -72,10 +74,18 @@ int32_t GraphBuilder::op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs
 }
 
 std::vector<int32_t> GraphBuilder::op_outputs(OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
-                                              const std::string& name, const std::vector<std::string>& output_names) {
+                                              const std::string& name,
+                                              const std::vector<std::string>& output_names) {
   if (output_names.empty() || output_names.size() > static_cast<size_t>(kMaxOpOutputs)) {
     errors_.push_back(name + ": " + std::to_string(output_names.size()) + " outputs requested");
     return std::vector<int32_t>(output_names.size(), 0);
+  }
+  if (emit_primitive_ && !in_primitive_) {
+    in_primitive_ = true;
+    std::vector<int32_t> outs;
+    const bool expanded = emit_primitive(*this, type, attrs, inputs, name, output_names, &outs);
+    in_primitive_ = false;
+    if (expanded) return outs;
   }
   const Shape* src[kMaxOpInputs] = {};
   for (size_t i = 0; i < inputs.size() && i < static_cast<size_t>(kMaxOpInputs); ++i)

@@ -29,13 +29,16 @@ class GraphBuilder {
   // Keys that are legitimately ignored (e.g. BatchNorm num_batches_tracked).
   void ignore(const std::string& key) { used_.insert(key); }
 
-  // Adds a node with one output; returns the output tensor. Shapes are inferred at batch 1 as nodes are added.
+  // Adds a node with one output; returns the output tensor. Shapes are inferred at batch 1 as nodes are
+  // added.
   int32_t op(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name);
   // Adds a node with one output per name in `output_names` (the first is usually the node's name, e.g. a
   // LaViT attention's output and its exported scores); returns the output tensors.
-  std::vector<int32_t> op_outputs(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, const std::string& name,
-                                  const std::vector<std::string>& output_names);
+  std::vector<int32_t> op_outputs(OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+                                  const std::string& name, const std::vector<std::string>& output_names);
   const Shape& shape(int32_t tensor) const { return shapes_[tensor]; }
+  // --emit primitive: attention ops are written as the plain ops PyTorch runs (arch/primitive_emit.h).
+  void set_emit_primitive(bool on) { emit_primitive_ = on; }
 
   void mark_output(int32_t tensor) { graph_.outputs.push_back(tensor); }
   void fail(const std::string& message) { errors_.push_back(message); }
@@ -49,6 +52,8 @@ class GraphBuilder {
   std::vector<Shape> shapes_;  // at batch 1
   std::set<std::string> used_;
   std::vector<std::string> missing_, errors_;
+  bool emit_primitive_ = false;
+  bool in_primitive_ = false;  // emitting a primitive form: its own ops are never expanded again
 };
 
 // Small helpers shared by the architectures.

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The primitive forms, op for op as the PyTorch reference modules compute them
+// (tools/reference/vitrt_reference, MODELS.md §4.2 and §5.1). The batch axis stays dynamic: reshapes copy it
+// (0) or infer it (-1).
+#include "arch/primitive_emit.h"
+
+namespace vitrt::convert {
+namespace {
+
+int32_t reshape(GraphBuilder& b, int32_t x, std::vector<int64_t> shape, const std::string& name) {
+  return b.op(OpType::kReshape, ReshapeAttrs{std::move(shape)}, {x}, name);
+}
+int32_t transpose(GraphBuilder& b, int32_t x, std::vector<int32_t> perm, const std::string& name) {
+  return b.op(OpType::kTranspose, TransposeAttrs{std::move(perm)}, {x}, name);
+}
+
+// x [B,N,C] -> [B,h,N,d]: x.reshape(B,N,h,d).permute(0,2,1,3)
+int32_t split_heads(GraphBuilder& b, int32_t x, int64_t h, const std::string& name) {
+  const int64_t d = b.shape(x)[2] / h;
+  return transpose(b, reshape(b, x, {0, 0, h, d}, name + ".reshape"), {0, 2, 1, 3}, name + ".permute");
+}
+
+// x [B,N,p*C] -> p tensors [B,h,N,d]: x.reshape(B,N,p,h,d).permute(2,0,3,1,4).unbind(0)
+std::vector<int32_t> unbind_heads(GraphBuilder& b, int32_t x, int64_t parts, int64_t h,
+                                  const std::string& name) {
+  const int64_t n = b.shape(x)[1], d = b.shape(x)[2] / parts / h;
+  const int32_t t =
+      transpose(b, reshape(b, x, {0, 0, parts, h, d}, name + ".reshape"), {2, 0, 3, 1, 4}, name + ".permute");
+  std::vector<int32_t> out;
+  for (int64_t p = 0; p < parts; ++p) {
+    const std::string np = name + ".unbind" + std::to_string(p);
+    const int32_t s = b.op(OpType::kSlice, SliceAttrs{0, p, p + 1}, {t}, np + ".slice");
+    out.push_back(reshape(b, s, {-1, h, n, d}, np));
+  }
+  return out;
+}
+
+// (p @ v) [B,h,N,d] -> [B,N,C]: .transpose(1,2).reshape(B,N,C)
+// The last op carries the fused op's node name and output name, so a fused plan names things alike either
+// way.
+int32_t merge_heads(GraphBuilder& b, int32_t o, const std::string& name, const std::string& out_name) {
+  const int64_t c = b.shape(o)[1] * b.shape(o)[3];
+  const int32_t t = transpose(b, o, {0, 2, 1, 3}, name + ".merge.permute");
+  return b.op_outputs(OpType::kReshape, ReshapeAttrs{{0, 0, c}}, {t}, name, {out_name})[0];
+}
+
+// softmax(s, -1) @ v, merged back to [B,N,C].
+int32_t softmax_times_v(GraphBuilder& b, int32_t s, int32_t v, const std::string& name,
+                        const std::string& out_name) {
+  const int32_t p = b.op(OpType::kSoftmax, SoftmaxAttrs{-1}, {s}, name + ".softmax");
+  const int32_t o = b.op(OpType::kMatMul, NoAttrs{}, {p, v}, name + ".pv");
+  return merge_heads(b, o, name, out_name);
+}
+
+std::vector<int32_t> softmax_attention(GraphBuilder& b, const SoftmaxAttentionAttrs& a,
+                                       const std::vector<int32_t>& in, const std::string& name,
+                                       const std::vector<std::string>& out_names) {
+  const int64_t h = a.num_heads;
+  int32_t q, k, v;
+  size_t next = 0;
+  if (a.inputs == AttentionInputs::kQkvPacked) {
+    const auto qkv = unbind_heads(b, in[next++], 3, h, name + ".qkv");
+    q = qkv[0], k = qkv[1], v = qkv[2];
+  } else if (a.inputs == AttentionInputs::kQKvPacked) {
+    q = split_heads(b, in[next++], h, name + ".q");
+    const auto kv = unbind_heads(b, in[next++], 2, h, name + ".kv");
+    k = kv[0], v = kv[1];
+  } else {
+    q = split_heads(b, in[next++], h, name + ".q");
+    k = split_heads(b, in[next++], h, name + ".k");
+    v = split_heads(b, in[next++], h, name + ".v");
+  }
+  const int32_t kt = transpose(b, k, {0, 1, 3, 2}, name + ".k.transpose");
+  int32_t s = b.op(OpType::kMatMul, NoAttrs{}, {q, kt}, name + ".qk");
+  const int32_t scale = b.constant(name + ".scale", Shape{1}, {a.scale});
+  const bool bias = next < in.size() && in[next] != kAbsent;
+  const std::string scores_name = out_names.size() > 1 ? out_names[1] : name + ".scores";
+  s = b.op(OpType::kMul, NoAttrs{}, {s, scale}, bias ? name + ".scaled" : scores_name);
+  if (bias) s = b.op(OpType::kAdd, NoAttrs{}, {s, in[next]}, scores_name);
+  std::vector<int32_t> out = {softmax_times_v(b, s, v, name, out_names[0])};
+  if (out_names.size() > 1) out.push_back(s);
+  return out;
+}
+
+// LaViT LA: S = psi(theta(S_prev)ᵀ)ᵀ, softmax(S) @ v.
+std::vector<int32_t> reused_attention(GraphBuilder& b, const ReusedAttentionAttrs& a,
+                                      const std::vector<int32_t>& in, const std::string& name,
+                                      const std::vector<std::string>& out_names) {
+  int32_t s = b.op(OpType::kLinear, LinearAttrs{}, {in[0], in[2], in[3]}, name + ".theta");
+  s = transpose(b, s, {0, 1, 3, 2}, name + ".theta.transpose");
+  s = b.op(OpType::kLinear, LinearAttrs{}, {s, in[4], in[5]}, name + ".psi");
+  s = transpose(b, s, {0, 1, 3, 2}, out_names.size() > 1 ? out_names[1] : name + ".scores");
+  const int32_t v = split_heads(b, in[1], a.num_heads, name + ".v");
+  std::vector<int32_t> out = {softmax_times_v(b, s, v, name, out_names[0])};
+  if (out_names.size() > 1) out.push_back(s);
+  return out;
+}
+
+// LaViT AR: scores [B,h1,N1,N'] -> gamma · pw(dw(scores as B·N' images of h1 channels)) [B,h2,N2,N'].
+int32_t attention_residual(GraphBuilder& b, const AttentionResidualAttrs& a, const std::vector<int32_t>& in,
+                           const std::string& name, const std::string& out_name) {
+  const Shape& s = b.shape(in[0]);
+  const Shape& dw = b.shape(in[1]);
+  const int64_t h1 = s[1], nk = s[3], h2 = b.shape(in[3])[0];
+  const int32_t k = static_cast<int32_t>(dw[2]);
+  int32_t x = transpose(b, in[0], {0, 3, 1, 2}, name + ".permute");
+  x = reshape(b, x, {-1, h1, a.height, a.width}, name + ".images");
+  Conv2dAttrs dwa;
+  dwa.stride_h = dwa.stride_w = k;
+  dwa.groups = static_cast<int32_t>(h1);
+  x = b.op(OpType::kConv2d, dwa, {x, in[1], in[2]}, name + ".dw");
+  x = b.op(OpType::kConv2d, Conv2dAttrs{}, {x, in[3], in[4]}, name + ".pw");
+  const int64_t n2 = b.shape(x)[2] * b.shape(x)[3];
+  x = reshape(b, x, {-1, nk, h2, n2}, name + ".tokens");
+  x = transpose(b, x, {0, 2, 3, 1}, name + ".unpermute");
+  const int32_t gamma = reshape(b, in[5], {h2, 1, 1}, name + ".gamma.view");
+  return b.op_outputs(OpType::kMul, NoAttrs{}, {x, gamma}, name, {out_name})[0];
+}
+
+}  // namespace
+
+bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const std::vector<int32_t>& inputs,
+                    const std::string& name, const std::vector<std::string>& output_names,
+                    std::vector<int32_t>* outputs) {
+  switch (type) {
+    case OpType::kSoftmaxAttention:
+      *outputs = softmax_attention(b, std::get<SoftmaxAttentionAttrs>(attrs), inputs, name, output_names);
+      return true;
+    case OpType::kReusedAttention:
+      *outputs = reused_attention(b, std::get<ReusedAttentionAttrs>(attrs), inputs, name, output_names);
+      return true;
+    case OpType::kAttentionResidual:
+      *outputs = {
+          attention_residual(b, std::get<AttentionResidualAttrs>(attrs), inputs, name, output_names[0])};
+      return true;
+    default:
+      return false;  // SOFT's LinearAttention keeps its fused form (see the converter's --emit help)
+  }
+}
+
+}  // namespace vitrt::convert

@@ -25,6 +25,7 @@ class Pass {
   virtual Status run(Graph& graph, const PassContext& ctx, bool* modified) = 0;
 };
 
+std::unique_ptr<Pass> create_fuse_attention_pass();
 std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fold_constants_pass();
 std::unique_ptr<Pass> create_fuse_epilogue_pass();

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// fuse_attention: finds attention written as plain ops (vitrt-convert --emit primitive, i.e. PyTorch's own
+// reshape / permute / unbind / matmul / scale / softmax sequence) and rewrites it into the fused op, so that
+// a primitive-emitted model plans and runs exactly like a fused-emitted one:
+//   softmax attention (packed qkv, q + packed kv, separate q/k/v; with or without an added score bias; the
+//   pre-softmax scores exported when read outside) -> SoftmaxAttention
+//   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
+//   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
+//   AttentionResidual
+// The patterns are the tables below; the rewrites check what the tables cannot (consistent head counts,
+// scalar scale, conv geometry) and finally that the fused op infers the very shapes the pattern produced.
+#include "ops/op_registry.h"
+#include "planner/graph_edit.h"
+#include "planner/pass.h"
+#include "planner/pattern.h"
+
+namespace vitrt {
+namespace {
+
+using Ops = std::vector<PatternOp>;
+
+Ops operator+(Ops a, const Ops& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+bool softmax_last(const Node& n) {
+  const int32_t axis = std::get<SoftmaxAttrs>(n.attrs).axis;
+  return axis == -1 || axis == 3;
+}
+bool plain_linear(const Node& n) {
+  return std::get<LinearAttrs>(n.attrs).activation == Activation::kNone;
+}
+
+// src [B,N,C] -> out [B,h,N,d]: reshape(B,N,h,d).permute(0,2,1,3)
+Ops split_heads(const std::string& src, const std::string& out) {
+  return {{out + ".heads", OpType::kReshape, {src}, reshape_is({0, 0, kAny, kAny})},
+          {out, OpType::kTranspose, {out + ".heads"}, perm_is({0, 2, 1, 3})}};
+}
+
+// src [B,N,p·C] -> outs[i] [B,h,N,d]: reshape(B,N,p,h,d).permute(2,0,3,1,4).unbind(0)
+Ops unbind_heads(const std::string& src, const std::vector<std::string>& outs) {
+  const std::string t = src + ".parts";
+  Ops ops = {{t + ".heads", OpType::kReshape, {src}, reshape_is({0, 0, int64_t(outs.size()), kAny, kAny})},
+             {t, OpType::kTranspose, {t + ".heads"}, perm_is({2, 0, 3, 1, 4})}};
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const int64_t p = static_cast<int64_t>(i);
+    ops.push_back({outs[i] + ".slice", OpType::kSlice, {t}, slice_is(0, p, p + 1)});
+    ops.push_back({outs[i], OpType::kReshape, {outs[i] + ".slice"}, reshape_is({-1, kAny, kAny, kAny})});
+  }
+  return ops;
+}
+
+// softmax(scores) @ v, .transpose(1,2).reshape(B,N,C); the root is "out".
+Ops softmax_times_v(const std::string& scores) {
+  return {{"probs", OpType::kSoftmax, {scores}, softmax_last},
+          {"pv", OpType::kMatMul, {"probs", "v"}},
+          {"merged", OpType::kTranspose, {"pv"}, perm_is({0, 2, 1, 3})},
+          {"out", OpType::kReshape, {"merged"}, reshape_is({0, 0, kAny})}};
+}
+
+struct AttentionPattern {
+  Pattern pattern;
+  AttentionInputs layout;
+  bool bias;
+};
+
+std::vector<AttentionPattern> softmax_attention_patterns() {
+  std::vector<AttentionPattern> out;
+  const std::pair<AttentionInputs, Ops> layouts[] = {
+      {AttentionInputs::kQkvPacked, unbind_heads("qkv", {"q", "k", "v"})},
+      {AttentionInputs::kQKvPacked, split_heads("q_in", "q") + unbind_heads("kv", {"k", "v"})},
+      {AttentionInputs::kSeparate,
+       split_heads("q_in", "q") + split_heads("k_in", "k") + split_heads("v_in", "v")}};
+  for (const auto& [layout, heads] : layouts) {
+    for (bool bias : {false, true}) {
+      Ops ops = heads + Ops{{"k_t", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})},
+                            {"qk", OpType::kMatMul, {"q", "k_t"}},
+                            {"scaled", OpType::kMul, {"qk", "scale"}}};
+      if (bias) ops.push_back({"biased", OpType::kAdd, {"scaled", "bias"}});
+      const std::string scores = bias ? "biased" : "scaled";
+      out.push_back({{"softmax_attention", ops + softmax_times_v(scores), {scores}}, layout, bias});
+    }
+  }
+  return out;
+}
+
+Pattern reused_attention_pattern() {
+  Ops ops = {{"theta", OpType::kLinear, {"prev", "theta_w", "theta_b"}, plain_linear},
+             {"theta_t", OpType::kTranspose, {"theta"}, perm_is({0, 1, 3, 2})},
+             {"psi", OpType::kLinear, {"theta_t", "psi_w", "psi_b"}, plain_linear},
+             {"scores", OpType::kTranspose, {"psi"}, perm_is({0, 1, 3, 2})}};
+  return {"reused_attention", ops + split_heads("v_in", "v") + softmax_times_v("scores"), {"scores"}};
+}
+
+Pattern attention_residual_pattern() {
+  auto conv_plain = [](const Node& n) {
+    const auto& a = std::get<Conv2dAttrs>(n.attrs);
+    return a.pad_h == 0 && a.pad_w == 0 && a.dilation_h == 1 && a.dilation_w == 1 &&
+           a.activation == Activation::kNone;
+  };
+  return {"attention_residual",
+          {{"per_key", OpType::kTranspose, {"scores"}, perm_is({0, 3, 1, 2})},
+           {"images", OpType::kReshape, {"per_key"}, reshape_is({-1, kAny, kAny, kAny})},
+           {"dw", OpType::kConv2d, {"images", "dw_w", "dw_b"}, conv_plain},
+           {"pw", OpType::kConv2d, {"dw", "pw_w", "pw_b"}, conv_plain},
+           {"tokens", OpType::kReshape, {"pw"}, reshape_is({-1, kAny, kAny, kAny})},
+           {"per_query", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 3, 1})},
+           {"gamma_view", OpType::kReshape, {"gamma"}, reshape_is({kAny, 1, 1})},
+           {"out", OpType::kMul, {"per_query", "gamma_view"}}},
+          {}};
+}
+
+const std::vector<int64_t>& reshape_of(const Graph& g, const Match& m, const std::string& value) {
+  return std::get<ReshapeAttrs>(m.node(g, value).attrs).shape;
+}
+
+// Heads and head size from every head-splitting reshape of the match; false when they disagree.
+bool heads_of(const Graph& g, const Match& m, int64_t* h, int64_t* d) {
+  *h = *d = -1;
+  auto agree = [](int64_t* slot, int64_t v) {
+    if (*slot < 0) *slot = v;
+    return *slot == v && v > 0;
+  };
+  for (const auto& kv : m.nodes) {
+    const Node& n = g.nodes[kv.second];
+    if (n.type != OpType::kReshape || kv.first == "out") continue;
+    const auto& s = std::get<ReshapeAttrs>(n.attrs).shape;
+    const bool ok = s.size() == 5   ? agree(h, s[3]) && agree(d, s[4])  // unbind: (B,N,p,h,d)
+                    : s.size() == 4 ? agree(h, s[s[0] == -1 ? 1 : 2]) && agree(d, s[3])
+                                    : true;
+    if (!ok) return false;
+  }
+  return *h > 0 && reshape_of(g, m, "out")[2] == *h * *d;
+}
+
+// The batch axis at 1 (static checks only).
+Shape at_batch1(Shape s) {
+  for (int i = 0; i < s.rank; ++i)
+    if (s[i] == kDynamicDim) s[i] = 1;
+  return s;
+}
+
+// The fused node must infer exactly the shapes the matched ops produce.
+bool same_shapes(const Graph& g, const Node& fused) {
+  Shape in[kMaxOpInputs];
+  const Shape* src[kMaxOpInputs] = {};
+  for (size_t i = 0; i < fused.inputs.size(); ++i) {
+    if (fused.inputs[i] == kAbsent) continue;
+    in[i] = at_batch1(g.tensors[fused.inputs[i]].shape);
+    src[i] = &in[i];
+  }
+  Shape dst[kMaxOpOutputs];
+  if (!infer_node_shapes(fused, src, static_cast<int>(fused.inputs.size()), dst).ok()) return false;
+  for (size_t o = 0; o < fused.outputs.size(); ++o)
+    if (dst[o] != at_batch1(g.tensors[fused.outputs[o]].shape)) return false;
+  return true;
+}
+
+bool scalar_constant(const Graph& g, int32_t t, float* v) {
+  const Tensor& c = g.tensors[t];
+  if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 || c.constant.size < sizeof(float))
+    return false;
+  *v = *c.f32();
+  return true;
+}
+
+// Adds the exported scores as the fused op's second output when anything outside reads them.
+void add_scores_output(const Graph& g, const GraphIndex& index, const Match& m, const std::string& scores,
+                       Node* fused) {
+  const int32_t t = m.tensor(scores);
+  int inside = 0;
+  for (const auto& kv : m.nodes)
+    for (int32_t in : g.nodes[kv.second].inputs) inside += in == t;
+  if (index.consumers[t] > inside || is_graph_output(g, t)) fused->outputs.push_back(t);
+}
+
+bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Match& m,
+                               const AttentionPattern& ap, Node* fused) {
+  int64_t h, d;
+  SoftmaxAttentionAttrs a;
+  if (!heads_of(g, m, &h, &d) || !scalar_constant(g, m.tensor("scale"), &a.scale)) return false;
+  a.num_heads = static_cast<int32_t>(h);
+  a.inputs = ap.layout;
+  fused->type = OpType::kSoftmaxAttention;
+  fused->attrs = a;
+  switch (ap.layout) {
+    case AttentionInputs::kQkvPacked:
+      fused->inputs = {m.tensor("qkv")};
+      break;
+    case AttentionInputs::kQKvPacked:
+      fused->inputs = {m.tensor("q_in"), m.tensor("kv")};
+      break;
+    case AttentionInputs::kSeparate:
+      fused->inputs = {m.tensor("q_in"), m.tensor("k_in"), m.tensor("v_in")};
+      break;
+  }
+  if (ap.bias) fused->inputs.push_back(m.tensor("bias"));
+  fused->outputs = {m.tensor("out")};
+  add_scores_output(g, index, m, ap.bias ? "biased" : "scaled", fused);
+  return true;
+}
+
+bool rewrite_reused_attention(const Graph& g, const GraphIndex& index, const Match& m, Node* fused) {
+  int64_t h, d;
+  if (!heads_of(g, m, &h, &d)) return false;
+  fused->type = OpType::kReusedAttention;
+  fused->attrs = ReusedAttentionAttrs{static_cast<int32_t>(h)};
+  fused->inputs = {m.tensor("prev"),    m.tensor("v_in"),  m.tensor("theta_w"),
+                   m.tensor("theta_b"), m.tensor("psi_w"), m.tensor("psi_b")};
+  fused->outputs = {m.tensor("out")};
+  add_scores_output(g, index, m, "scores", fused);
+  return true;
+}
+
+bool rewrite_attention_residual(const Graph& g, const Match& m, Node* fused) {
+  const auto& images = reshape_of(g, m, "images");  // (-1, h1, H, W)
+  const auto& dw = std::get<Conv2dAttrs>(m.node(g, "dw").attrs);
+  const auto& pw = std::get<Conv2dAttrs>(m.node(g, "pw").attrs);
+  const Shape& dww = g.tensors[m.tensor("dw_w")].shape;
+  const Shape& pww = g.tensors[m.tensor("pw_w")].shape;
+  if (dww.rank != 4 || pww.rank != 4 || dw.groups != images[1] || dw.stride_h != dww[2] ||
+      dw.stride_w != dww[3] || dww[2] != dww[3] || pww[2] != 1 || pww[3] != 1 || pw.groups != 1 ||
+      pw.stride_h != 1 || pw.stride_w != 1)
+    return false;
+  fused->type = OpType::kAttentionResidual;
+  fused->attrs = AttentionResidualAttrs{static_cast<int32_t>(images[2]), static_cast<int32_t>(images[3])};
+  fused->inputs = {m.tensor("scores"), m.tensor("dw_w"), m.tensor("dw_b"),
+                   m.tensor("pw_w"),   m.tensor("pw_b"), m.tensor("gamma")};
+  fused->outputs = {m.tensor("out")};
+  return true;
+}
+
+class FuseAttentionPass final : public Pass {
+ public:
+  const char* name() const override { return "fuse_attention"; }
+  const char* description() const override {
+    return "plain-op softmax / LaViT reused attention and attention residual -> the fused ops";
+  }
+
+  Status run(Graph& g, const PassContext& ctx, bool* modified) override {
+    GraphIndex index(g);
+    std::vector<bool> erase(g.nodes.size(), false);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (erase[i]) continue;
+      Node fused;
+      Match m;
+      if (!try_all(g, index, i, &m, &fused)) continue;
+      bool overlaps = false;
+      for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
+      fused.name = g.nodes[i].name;
+      fused.version = 1;
+      if (overlaps || !same_shapes(g, fused) || (ctx.backend && !ctx.backend->supports(fused))) continue;
+      for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
+      for (int32_t o : fused.outputs) index.producer[o] = static_cast<int32_t>(i);
+      g.nodes[i] = std::move(fused);
+      *modified = true;
+    }
+    if (*modified) erase_nodes(g, erase);
+    return Status::Ok();
+  }
+
+ private:
+  bool try_all(const Graph& g, const GraphIndex& index, size_t i, Match* m, Node* fused) const {
+    const OpType t = g.nodes[i].type;
+    if (t == OpType::kReshape) {
+      for (const auto& ap : softmax_patterns_)
+        if (match_pattern(g, index, ap.pattern, i, m) && rewrite_softmax_attention(g, index, *m, ap, fused))
+          return true;
+      return match_pattern(g, index, reused_, i, m) && rewrite_reused_attention(g, index, *m, fused);
+    }
+    if (t == OpType::kMul)
+      return match_pattern(g, index, residual_, i, m) && rewrite_attention_residual(g, *m, fused);
+    return false;
+  }
+
+  const std::vector<AttentionPattern> softmax_patterns_ = softmax_attention_patterns();
+  const Pattern reused_ = reused_attention_pattern();
+  const Pattern residual_ = attention_residual_pattern();
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> create_fuse_attention_pass() {
+  return std::make_unique<FuseAttentionPass>();
+}
+
+}  // namespace vitrt

@@ -26,7 +26,9 @@ fb::OpOptions expected_options(OpType t) {
     case OpType::kSlice: return fb::OpOptions::SliceOptions;
     case OpType::kReshape: return fb::OpOptions::ReshapeOptions;
     case OpType::kTranspose: return fb::OpOptions::TransposeOptions;
-    case OpType::kReduceMean: return fb::OpOptions::ReduceMeanOptions;
+    case OpType::kReduceMean:
+    case OpType::kReduceSum:
+    case OpType::kReduceMax: return fb::OpOptions::ReduceMeanOptions;
     case OpType::kSoftmax: return fb::OpOptions::SoftmaxOptions;
     case OpType::kSoftmaxAttention: return fb::OpOptions::SoftmaxAttentionOptions;
     case OpType::kAdaptiveAvgPool2d: return fb::OpOptions::AdaptiveAvgPool2dOptions;
@@ -36,6 +38,9 @@ fb::OpOptions expected_options(OpType t) {
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
+    case OpType::kSub:
+    case OpType::kDiv:
+    case OpType::kExp:
     case OpType::kMul: return fb::OpOptions::NONE;
   }
   return fb::OpOptions::NONE;
@@ -82,7 +87,9 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kTranspose:
       e.offset = fb::CreateTransposeOptions(fbb, fbb.CreateVector(std::get<TransposeAttrs>(node.attrs).perm)).Union();
       break;
-    case OpType::kReduceMean: {
+    case OpType::kReduceMean:
+    case OpType::kReduceSum:
+    case OpType::kReduceMax: {
       const auto& a = std::get<ReduceMeanAttrs>(node.attrs);
       e.offset = fb::CreateReduceMeanOptions(fbb, fbb.CreateVector(a.axes), a.keepdims).Union();
       break;
@@ -123,6 +130,9 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
+    case OpType::kSub:
+    case OpType::kDiv:
+    case OpType::kExp:
     case OpType::kMul: break;
   }
   return e;
@@ -183,9 +193,11 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = TransposeAttrs{std::vector<int32_t>(p->begin(), p->end())};
       break;
     }
-    case OpType::kReduceMean: {
+    case OpType::kReduceMean:
+    case OpType::kReduceSum:
+    case OpType::kReduceMax: {
       const auto* o = op.options_as_ReduceMeanOptions();
-      if (!o->axes()) return bad_model(where + ": ReduceMean without axes");
+      if (!o->axes()) return bad_model(where + ": reduction without axes");
       *out = ReduceMeanAttrs{std::vector<int32_t>(o->axes()->begin(), o->axes()->end()), o->keepdims()};
       break;
     }
@@ -233,6 +245,9 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
+    case OpType::kSub:
+    case OpType::kDiv:
+    case OpType::kExp:
     case OpType::kMul: *out = NoAttrs{}; break;
   }
   return Status::Ok();

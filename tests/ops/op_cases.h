@@ -107,6 +107,8 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
     case OpType::kTranspose:
       return TransposeAttrs{j.at("perm").get<std::vector<int32_t>>()};
     case OpType::kReduceMean:
+    case OpType::kReduceSum:
+    case OpType::kReduceMax:
       return ReduceMeanAttrs{j.at("axes").get<std::vector<int32_t>>(), j.at("keepdims").get<bool>()};
     case OpType::kSoftmax:
       return SoftmaxAttrs{j.at("axis").get<int32_t>()};

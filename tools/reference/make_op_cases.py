@@ -106,6 +106,16 @@ def run_op(op, attrs, xs):
         return reshape(attrs, xs)
     if op == "Transpose":
         return xs[0].permute(attrs["perm"])
+    if op == "Sub":
+        return xs[0] - xs[1]
+    if op == "Div":
+        return xs[0] / xs[1]
+    if op == "Exp":
+        return torch.exp(xs[0])
+    if op == "ReduceSum":
+        return xs[0].sum(dim=attrs["axes"], keepdim=attrs["keepdims"])
+    if op == "ReduceMax":
+        return xs[0].amax(dim=attrs["axes"], keepdim=attrs["keepdims"])
     if op == "ReduceMean":
         return xs[0].mean(dim=attrs["axes"], keepdim=attrs["keepdims"])
     if op == "MatMul":
@@ -304,7 +314,24 @@ def reduce_softmax_cases(w):
         w.add(name, "Softmax", {"axis": axis}, [w.randn(*shape, scale=4.0)])
 
 
-def matmul_cases(w):
+def primitive_cases(w):
+    """The plain ops of --emit primitive (MatMul, Sub, Div, Exp, ReduceSum, ReduceMax). Drawn from their own
+    generator, after every other case, so adding them changed no earlier case's data."""
+    w.gen = torch.Generator().manual_seed(20261122)
+    w.add("exp", "Exp", {}, [w.randn(3, 7, 5, scale=3.0)])
+    w.add("exp_neg_dist", "Exp", {}, [-w.rand(2, 19, 7, lo=0.0, hi=40.0)])
+    for op in ("Sub", "Div"):
+        for name, a, b in [("same", (2, 7, 13), (2, 7, 13)), ("row", (2, 7, 13), (13,)), ("both", (2, 1, 5), (1, 7, 1)),
+                           ("scalar", (3, 4), (1,)), ("left_bcast", (13,), (2, 7, 13))]:
+            y = w.randn(*b)
+            if op == "Div":  # denominators away from zero
+                y = torch.where(y < 0, y - 0.5, y + 0.5)
+            w.add(f"{op.lower()}_{name}", op, {}, [w.randn(*a), y])
+    w.add("div_scalar_num", "Div", {}, [torch.tensor([1.8]), w.rand(2, 3, 1, 1, lo=0.5, hi=9.0)])
+    for op in ("ReduceSum", "ReduceMax"):
+        for name, shape, axes, keep in [("last_keep", (2, 3, 7, 7), [-1], True), ("mid", (2, 5, 3), [1], False),
+                                        ("two_keep", (2, 3, 7, 7), [2, 3], True), ("all", (3, 4), [0, 1], False)]:
+            w.add(f"{op[6:].lower()}_{name}", op, {"axes": axes, "keepdims": keep}, [w.randn(*shape, offset=0.5)])
     # q·kᵀ and p·v of attention, plus broadcast batch axes and odd sizes.
     for name, a, b in [("matmul_heads", (2, 3, 7, 5), (2, 3, 5, 9)), ("matmul_2d", (7, 5), (5, 3)),
                        ("matmul_bcast_b", (2, 3, 7, 5), (5, 4)), ("matmul_bcast_mid", (2, 1, 7, 5), (3, 5, 4)),
@@ -360,7 +387,6 @@ def main():
     layout_cases(w)
     reduce_softmax_cases(w)
     attention_cases(w)
-    matmul_cases(w)
     pool_cases(w)
     for name in EXTRA_MODULES:
         try:
@@ -371,6 +397,7 @@ def main():
             continue
         EXTRA_OPS.update(mod.OPS)
         mod.cases(w)
+    primitive_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

@@ -32,6 +32,11 @@ const ref::KernelFactory kFactories[] = {
     ref::create_reused_attention,  // kReusedAttention
     ref::create_attention_residual,  // kAttentionResidual
     ref::create_matmul,             // kMatMul
+    ref::create_sub,                // kSub
+    ref::create_div,                // kDiv
+    ref::create_exp,                // kExp
+    ref::create_reduce_sum,         // kReduceSum
+    ref::create_reduce_max,         // kReduceMax
 };
 static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
 

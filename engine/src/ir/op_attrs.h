@@ -54,7 +54,7 @@ struct TransposeAttrs {
   std::vector<int32_t> perm;
 };
 
-struct ReduceMeanAttrs {
+struct ReduceMeanAttrs {  // also ReduceSum and ReduceMax
   std::vector<int32_t> axes;
   bool keepdims = false;
 };

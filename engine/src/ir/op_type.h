@@ -27,8 +27,13 @@ enum class OpType : int32_t {
   kReusedAttention = 17,
   kAttentionResidual = 18,
   kMatMul = 19,
+  kSub = 20,
+  kDiv = 21,
+  kExp = 22,
+  kReduceSum = 23,
+  kReduceMax = 24,
 };
-constexpr int32_t kNumOpTypes = 20;
+constexpr int32_t kNumOpTypes = 25;
 
 inline bool op_type_valid(int32_t v) { return v >= 0 && v < kNumOpTypes; }
 

@@ -26,6 +26,11 @@ const OpSchema kSchemas[kNumOpTypes] = {
     {OpType::kReusedAttention, "ReusedAttention", 6, 6, 1, 2, 1, infer_reused_attention},
     {OpType::kAttentionResidual, "AttentionResidual", 6, 6, 1, 1, 1, infer_attention_residual},
     {OpType::kMatMul, "MatMul", 2, 2, 1, 1, 1, infer_matmul},
+    {OpType::kSub, "Sub", 2, 2, 1, 1, 1, infer_binary_broadcast},
+    {OpType::kDiv, "Div", 2, 2, 1, 1, 1, infer_binary_broadcast},
+    {OpType::kExp, "Exp", 1, 1, 1, 1, 1, infer_unary},
+    {OpType::kReduceSum, "ReduceSum", 1, 1, 1, 1, 1, infer_reduce_mean},
+    {OpType::kReduceMax, "ReduceMax", 1, 1, 1, 1, 1, infer_reduce_mean},
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ReduceMean over a set of axes.
+// ReduceMean, ReduceSum and ReduceMax over a set of axes (the same options and shapes).
 #include "ops/op_registry.h"
 
 namespace vitrt {
@@ -9,10 +9,10 @@ Status infer_reduce_mean(const Node& node, const Shape* const* src, int, Shape* 
   const auto& a = std::get<ReduceMeanAttrs>(node.attrs);
   const Shape& x = *src[0];
   bool reduced[kMaxRank] = {};
-  if (a.axes.empty()) return bad_model("ReduceMean: no axes");
+  if (a.axes.empty()) return bad_model("reduction: no axes");
   for (int32_t ax : a.axes) {
     int n;
-    if (!normalize_axis(ax, x.rank, &n) || reduced[n]) return bad_model("ReduceMean: bad axis for " + x.str());
+    if (!normalize_axis(ax, x.rank, &n) || reduced[n]) return bad_model("reduction: bad axis for " + x.str());
     reduced[n] = true;
   }
   Shape out;

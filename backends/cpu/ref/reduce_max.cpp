@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// ReduceMax over a set of axes (backends/cpu/ref/reduce.h).
+#include "backends/cpu/ref/reduce.h"
+
+namespace vitrt {
+namespace ref {
+
+Status create_reduce_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo*) {
+  return create_reduce<Reduction::kMax>(plan, kernel);
+}
+
+}  // namespace ref
+}  // namespace vitrt

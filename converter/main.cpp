@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--labels", opt.labels_path, "class labels, one per line (default: class_0, class_1, ...)");
   app.add_option("--image-size", opt.image_size, "input side the model is built for (default: the checkpoint's)");
   app.add_option("--emit", opt.emit,
-                 "fused: first-class attention ops | primitive: softmax attention, LaViT reused attention and "
-                 "attention residual as the plain ops PyTorch runs (the planner fuses them back; SOFT's "
-                 "LinearAttention stays fused)")
+                 "fused: first-class attention ops | primitive: softmax attention, SOFT linear attention, LaViT "
+                 "reused attention and attention residual as the plain ops PyTorch runs (the planner fuses them "
+                 "back; SOFT-Norm's data-dependent inverse stays fused)")
       ->check(CLI::IsMember({"fused", "primitive"}))
       ->capture_default_str();
   app.add_option("--heads", opt.heads, "head count per stage, comma separated (default: the family's)");

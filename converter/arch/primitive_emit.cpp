@@ -118,6 +118,78 @@ int32_t attention_residual(GraphBuilder& b, const AttentionResidualAttrs& a, con
   return b.op_outputs(OpType::kMul, NoAttrs{}, {x, gamma}, name, {out_name})[0];
 }
 
+// SOFT (scaled Newton, MODELS.md §3.4-3.5a), as tools/reference/vitrt_reference/soft.py computes it; the
+// Gaussian distance in its broadcast form sum_c (q - l)^2 (the reference sums the same terms channel by
+// channel).
+int32_t linear_attention(GraphBuilder& b, const LinearAttentionAttrs& a, const std::vector<int32_t>& in,
+                         const std::string& name, const std::string& out_name) {
+  const int64_t h = a.num_heads, c = b.shape(in[0])[2], d = c / h, hh = a.height, ww = a.width;
+  const int64_t r = a.landmark_ratio, m = (hh / r) * (ww / r), k = b.shape(in[5])[2];
+  auto mul = [&](int32_t x, int32_t y, const std::string& n) {
+    return b.op(OpType::kMul, NoAttrs{}, {x, y}, n);
+  };
+  auto scalar = [&](const std::string& n, float v) { return b.constant(name + "." + n, Shape{1}, {v}); };
+  const int32_t q =
+      mul(split_heads(b, in[0], h, name + ".q"), scalar("q_scale", a.q_scale), name + ".q.scaled");
+  // landmarks: conv r x r stride r over each head's [d,H,W] image, LayerNorm(d), erf GELU -> [B,h,m,d]
+  int32_t l = transpose(b, reshape(b, q, {-1, hh, ww, d}, name + ".landmarks.image"), {0, 3, 1, 2},
+                        name + ".landmarks.chw");
+  Conv2dAttrs lc;
+  lc.stride_h = lc.stride_w = static_cast<int32_t>(r);
+  l = b.op(OpType::kConv2d, lc, {l, in[2], kAbsent}, name + ".landmarks.conv");
+  l = reshape(b, l, {0, 0, -1}, name + ".landmarks.flatten");
+  l = transpose(b, l, {0, 2, 1}, name + ".landmarks.tokens");
+  l = reshape(b, l, {-1, h, m, d}, name + ".landmarks.heads");
+  l = b.op(OpType::kLayerNorm, LayerNormAttrs{a.landmark_ln_eps}, {l, in[3], in[4]},
+           name + ".landmarks.norm");
+  l = b.op(OpType::kGelu, GeluAttrs{GeluApproximation::kErf}, {l}, name + ".landmarks");
+  // K1 = exp(-|q_i - l_j|^2 / 2), K2 = exp(-|l_i - l_j|^2 / 2)
+  const int32_t neg_half = scalar("neg_half", -0.5f);
+  const int32_t keys = reshape(b, l, {0, 0, 1, m, d}, name + ".landmarks.keys");
+  auto gaussian = [&](int32_t rows, const std::string& n) {
+    const int32_t diff = b.op(OpType::kSub, NoAttrs{}, {rows, keys}, n + ".diff");
+    int32_t dist = b.op(OpType::kReduceSum, ReduceMeanAttrs{{-1}, false}, {mul(diff, diff, n + ".square")},
+                        n + ".distance");
+    return b.op(OpType::kExp, NoAttrs{}, {mul(dist, neg_half, n + ".exponent")}, n);
+  };
+  const int32_t k1 = gaussian(reshape(b, q, {0, 0, 0, 1, d}, name + ".q.rows"), name + ".kernel1");
+  const int32_t k2 = gaussian(reshape(b, l, {0, 0, 0, 1, d}, name + ".landmarks.rows"), name + ".kernel2");
+  // Newton: alpha = 1.8 / max_i(sum_j K2)^2 per (b,h); P = K2 + reg I; V = alpha P; V <- 2V - (V P) V
+  int32_t mx = b.op(OpType::kReduceSum, ReduceMeanAttrs{{-1}, true}, {k2}, name + ".pinv.rowsum");
+  mx = b.op(OpType::kReduceMax, ReduceMeanAttrs{{-2}, true}, {mx}, name + ".pinv.maxrow");
+  const int32_t alpha = b.op(OpType::kDiv, NoAttrs{},
+                             {scalar("pinv.alpha_num", 0.9f * 2.0f), mul(mx, mx, name + ".pinv.maxrow2")},
+                             name + ".pinv.alpha");
+  std::vector<float> eye(static_cast<size_t>(m * m), 0.0f);
+  for (int64_t i = 0; i < m; ++i) eye[static_cast<size_t>(i * m + i)] = a.newton_regularizer;
+  const int32_t p = b.op(OpType::kAdd, NoAttrs{}, {k2, b.constant(name + ".pinv.reg_eye", Shape{m, m}, eye)},
+                         name + ".pinv.p");
+  int32_t v = mul(alpha, p, name + ".pinv.v0");
+  const int32_t two = scalar("pinv.two", 2.0f);
+  for (int32_t i = 0; i < a.newton_iterations; ++i) {
+    const std::string n = name + ".pinv.iter" + std::to_string(i);
+    const int32_t vp = b.op(OpType::kMatMul, NoAttrs{}, {v, p}, n + ".vp");
+    const int32_t vpv = b.op(OpType::kMatMul, NoAttrs{}, {vp, v}, n + ".vpv");
+    v = b.op(OpType::kSub, NoAttrs{}, {mul(v, two, n + ".2v"), vpv}, n);
+  }
+  // X = (K1 @ K2inv) @ (K1ᵀ @ V) + depthwise k x k conv of V (one kernel per head, shared by its d channels)
+  const int32_t vh = split_heads(b, in[1], h, name + ".v");
+  const int32_t k3 = transpose(b, k1, {0, 1, 3, 2}, name + ".kernel3");
+  const int32_t left = b.op(OpType::kMatMul, NoAttrs{}, {k1, v}, name + ".k1_k2inv");
+  const int32_t right = b.op(OpType::kMatMul, NoAttrs{}, {k3, vh}, name + ".k3_v");
+  const int32_t x = b.op(OpType::kMatMul, NoAttrs{}, {left, right}, name + ".product");
+  int32_t vc = transpose(b, reshape(b, vh, {0, 0, hh, ww, d}, name + ".v_conv.grid"), {0, 4, 1, 2, 3},
+                         name + ".v_conv.permute");
+  vc = reshape(b, vc, {-1, h, hh, ww}, name + ".v_conv.image");
+  Conv2dAttrs dw;
+  dw.pad_h = dw.pad_w = static_cast<int32_t>(k / 2);
+  dw.groups = static_cast<int32_t>(h);
+  vc = b.op(OpType::kConv2d, dw, {vc, in[5], kAbsent}, name + ".v_conv");
+  vc = transpose(b, reshape(b, vc, {-1, d, h, hh * ww}, name + ".v_conv.tokens"), {0, 2, 3, 1},
+                 name + ".v_conv.heads");
+  return merge_heads(b, b.op(OpType::kAdd, NoAttrs{}, {x, vc}, name + ".sum"), name, out_name);
+}
+
 }  // namespace
 
 bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const std::vector<int32_t>& inputs,
@@ -134,8 +206,16 @@ bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const st
       *outputs = {
           attention_residual(b, std::get<AttentionResidualAttrs>(attrs), inputs, name, output_names[0])};
       return true;
+    case OpType::kLinearAttention: {
+      // Only the current SOFT kernel: the legacy inverse (SOFT-Norm) backtracks on a data-dependent loop,
+      // which plain ops cannot express, so SOFT-Norm's LinearAttention keeps its fused form.
+      const auto& a = std::get<LinearAttentionAttrs>(attrs);
+      if (a.pinv != PseudoInverse::kNewtonScaled || a.symmetric_normalization) return false;
+      *outputs = {linear_attention(b, a, inputs, name, output_names[0])};
+      return true;
+    }
     default:
-      return false;  // SOFT's LinearAttention keeps its fused form (see the converter's --emit help)
+      return false;
   }
 }
 

@@ -26,6 +26,7 @@ namespace {
 
 struct Config {
   int64_t c, heads, h, w, nk, c2, heads2;  // tokens h·w of width c; nk keys; stage 2: c2 wide, heads2 heads
+  int32_t newton;                          // SOFT: Newton steps (landmark ratio 2, V conv 3x3)
 };
 
 std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
@@ -61,6 +62,9 @@ Checkpoint make_checkpoint(const Config& k) {
   add("ar.dw.weight", {k.heads, 1, 2, 2}), add("ar.dw.bias", {k.heads}, 0.1f);
   add("ar.pw.weight", {k.heads2, k.heads, 1, 1}), add("ar.pw.bias", {k.heads2}, 0.1f);
   add("ar.gamma", {k.heads2}, 1.0f);
+  linear("la.q", k.c, k.c), linear("la.v", k.c, k.c);
+  add("la.landmark.weight", {k.c / k.heads, k.c / k.heads, 2, 2}), add("la.ln.weight", {k.c / k.heads}, 1.0f);
+  add("la.ln.bias", {k.c / k.heads}, 0.1f), add("la.conv.weight", {k.heads, 1, 3, 3});
   linear("t2", k.c, k.c2), linear("q3", k.c2, k.c2), linear("kv3", k.c, 2 * k.c2), linear("out3", k.c2, k.c);
   (void)n2;
   return ck;
@@ -101,7 +105,20 @@ Graph build(const Checkpoint& ck, const Config& k, bool primitive) {
   const int32_t t2 = linear(b, b.op(OpType::kSlice, SliceAttrs{1, 0, n2}, {t}, "t2.tokens"), "t2", k.c, k.c2);
   const int32_t a3 = attn({linear(b, t2, "q3", k.c2, k.c2), linear(b, keys, "kv3", k.c, 2 * k.c2), ar},
                           AttentionInputs::kQKvPacked, "a3", heads2, scale2, false)[0];
+  LinearAttentionAttrs soft;
+  soft.num_heads = heads;
+  soft.height = static_cast<int32_t>(k.h);
+  soft.width = static_cast<int32_t>(k.w);
+  soft.q_scale = std::pow(static_cast<float>(k.c / k.heads), -0.25f);
+  soft.landmark_ratio = 2;
+  soft.newton_iterations = k.newton;
+  const int32_t a4 =
+      b.op(OpType::kLinearAttention, soft,
+           {linear(b, t, "la.q", k.c, k.c), linear(b, t, "la.v", k.c, k.c), b.weight("la.landmark.weight"),
+            b.weight("la.ln.weight"), b.weight("la.ln.bias"), b.weight("la.conv.weight")},
+           "la");
   int32_t sum = b.op(OpType::kAdd, NoAttrs{}, {a0, a1}, "sum0");
+  sum = b.op(OpType::kAdd, NoAttrs{}, {sum, a4}, "sum0.la");
   sum = b.op(OpType::kAdd, NoAttrs{}, {sum, va[0]}, "sum1");
   sum = b.op(OpType::kAdd, NoAttrs{}, {sum, la[0]}, "sum2");
   sum = b.op(OpType::kSlice, SliceAttrs{1, 0, n2}, {sum}, "sum.head");
@@ -177,14 +194,15 @@ int count(const Graph& g, OpType t) {
 }  // namespace
 
 TEST_CASE("--emit primitive: fuse_attention restores every fused attention op, same graph and same outputs") {
-  const Config configs[] = {{12, 3, 6, 4, 5, 8, 2}, {7, 1, 5, 3, 3, 6, 3}, {16, 2, 4, 4, 7, 10, 5}};
+  const Config configs[] = {{12, 3, 6, 4, 5, 8, 2, 20}, {7, 1, 5, 3, 3, 6, 3, 3}, {16, 2, 4, 4, 7, 10, 5, 7}};
   for (const Config& k : configs) {
     CAPTURE(k.c);
     CAPTURE(k.heads);
     const Checkpoint ck = make_checkpoint(k);
     const Graph fused_graph = build(ck, k, false), prim_graph = build(ck, k, true);
     CHECK(count(prim_graph, OpType::kSoftmaxAttention) == 0);
-    CHECK(count(prim_graph, OpType::kMatMul) == 2 * 4 + 1);
+    CHECK(count(prim_graph, OpType::kLinearAttention) == 0);
+    CHECK(count(prim_graph, OpType::kMatMul) == 2 * 4 + 1 + 2 * k.newton + 3);
     CHECK(count(fused_graph, OpType::kSoftmaxAttention) == 4);
     std::vector<uint8_t> s1, s2;
     const auto fused_model = load(fused_graph, &s1), prim_model = load(prim_graph, &s2);
@@ -198,8 +216,9 @@ TEST_CASE("--emit primitive: fuse_attention restores every fused attention op, s
       CHECK(count(p->graph(), OpType::kSoftmaxAttention) == 4);
       CHECK(count(p->graph(), OpType::kReusedAttention) == 1);
       CHECK(count(p->graph(), OpType::kAttentionResidual) == 1);
+      CHECK(count(p->graph(), OpType::kLinearAttention) == 1);
       CHECK(count(p->graph(), OpType::kMatMul) == 0);
-      CHECK(count(u->graph(), OpType::kMatMul) == 9);
+      CHECK(count(u->graph(), OpType::kMatMul) == 9 + 2 * k.newton + 3);
       CHECK(p->memory().activation_bytes == f->memory().activation_bytes);
       const int64_t per = 3 * k.h * k.w;
       const std::vector<float> x = random_values(static_cast<size_t>(max_batch * per), 77, 1.5f);

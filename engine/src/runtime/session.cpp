@@ -167,7 +167,14 @@ Status Session::plan(const SessionOptions& options) {
 
   VITRT_RETURN_IF_ERROR(activations_.allocate(ap.peak, kAlignment, "activation"));
   VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace + kOverread, kAlignment, "workspace"));
-  memory_.weight_bytes = model_->weight_bytes;
+  // Weights the planned graph reads (after fusion, constants only the plain-op form used are not counted).
+  std::vector<bool> read(nt, false);
+  for (const Node& n : g.nodes)
+    for (int32_t t : n.inputs)
+      if (t != kAbsent) read[t] = true;
+  memory_.weight_bytes = 0;
+  for (size_t i = 0; i < nt; ++i)
+    if (read[i] && placements_[i].arena == ArenaKind::kWeights) memory_.weight_bytes += g.tensors[i].constant.size;
   memory_.activation_bytes = ap.peak;
   memory_.activation_lower_bound = ap.lower_bound;
   memory_.workspace_bytes = workspace;

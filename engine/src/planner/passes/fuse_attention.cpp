@@ -7,7 +7,8 @@
 //   pre-softmax scores exported when read outside) -> SoftmaxAttention
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
-//   AttentionResidual
+//   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
+//   inverse (any number of iterations), (K1·K2inv)·(K1ᵀ·V) + depthwise conv of V -> LinearAttention
 // The patterns are the tables below; the rewrites check what the tables cannot (consistent head counts,
 // scalar scale, conv geometry) and finally that the fused op infers the very shapes the pattern produced.
 #include "ops/op_registry.h"
@@ -110,6 +111,97 @@ Pattern attention_residual_pattern() {
            {"gamma_view", OpType::kReshape, {"gamma"}, reshape_is({kAny, 1, 1})},
            {"out", OpType::kMul, {"per_query", "gamma_view"}}},
           {}};
+}
+
+bool no_bias_conv(const Node& n) {
+  const auto& a = std::get<Conv2dAttrs>(n.attrs);
+  return a.dilation_h == 1 && a.dilation_w == 1 && a.activation == Activation::kNone;
+}
+bool erf_gelu(const Node& n) {
+  return std::get<GeluAttrs>(n.attrs).approximation == GeluApproximation::kErf;
+}
+std::function<bool(const Node&)> reduce_is(int32_t axis, bool keepdims) {
+  return [=](const Node& n) {
+    const auto& a = std::get<ReduceMeanAttrs>(n.attrs);
+    return a.axes == std::vector<int32_t>{axis} && a.keepdims == keepdims;
+  };
+}
+
+// SOFT's LinearAttention with `iterations` Newton steps (arch/primitive_emit.cpp writes exactly this).
+Pattern linear_attention_pattern(int iterations) {
+  Ops ops = split_heads("q_in", "q_heads") + split_heads("v_in", "v");
+  ops = ops + Ops{{"q", OpType::kMul, {"q_heads", "q_scale"}},
+                  // landmarks
+                  {"lm.image", OpType::kReshape, {"q"}, reshape_is({-1, kAny, kAny, kAny})},
+                  {"lm.chw", OpType::kTranspose, {"lm.image"}, perm_is({0, 3, 1, 2})},
+                  {"lm.conv", OpType::kConv2d, {"lm.chw", "landmark_w", ""}, no_bias_conv},
+                  {"lm.flat", OpType::kReshape, {"lm.conv"}, reshape_is({0, 0, -1})},
+                  {"lm.tokens", OpType::kTranspose, {"lm.flat"}, perm_is({0, 2, 1})},
+                  {"lm.heads", OpType::kReshape, {"lm.tokens"}, reshape_is({-1, kAny, kAny, kAny})},
+                  {"lm.norm", OpType::kLayerNorm, {"lm.heads", "ln_gamma", "ln_beta"}},
+                  {"lm", OpType::kGelu, {"lm.norm"}, erf_gelu},
+                  // Gaussian kernels
+                  {"keys", OpType::kReshape, {"lm"}, reshape_is({0, 0, 1, kAny, kAny})}};
+  for (const char* k : {"k1", "k2"}) {
+    const std::string n = k;
+    ops = ops + Ops{{n + ".rows", OpType::kReshape, {n == "k1" ? "q" : "lm"}, reshape_is({0, 0, 0, 1, kAny})},
+                    {n + ".diff", OpType::kSub, {n + ".rows", "keys"}},
+                    {n + ".square", OpType::kMul, {n + ".diff", n + ".diff"}},
+                    {n + ".distance", OpType::kReduceSum, {n + ".square"}, reduce_is(-1, false)},
+                    {n + ".exponent", OpType::kMul, {n + ".distance", "neg_half"}},
+                    {n, OpType::kExp, {n + ".exponent"}}};
+  }
+  // Newton inverse of K2
+  ops = ops + Ops{{"rowsum", OpType::kReduceSum, {"k2"}, reduce_is(-1, true)},
+                  {"maxrow", OpType::kReduceMax, {"rowsum"}, reduce_is(-2, true)},
+                  {"maxrow2", OpType::kMul, {"maxrow", "maxrow"}},
+                  {"alpha", OpType::kDiv, {"alpha_num", "maxrow2"}},
+                  {"p", OpType::kAdd, {"k2", "reg_eye"}},
+                  {"v0", OpType::kMul, {"alpha", "p"}}};
+  for (int i = 0; i < iterations; ++i) {
+    const std::string v = "v" + std::to_string(i), n = "iter" + std::to_string(i);
+    ops = ops + Ops{{n + ".vp", OpType::kMatMul, {v, "p"}},
+                    {n + ".vpv", OpType::kMatMul, {n + ".vp", v}},
+                    {n + ".2v", OpType::kMul, {v, "two"}},
+                    {"v" + std::to_string(i + 1), OpType::kSub, {n + ".2v", n + ".vpv"}}};
+  }
+  const std::string inv = "v" + std::to_string(iterations);
+  ops = ops + Ops{{"k3", OpType::kTranspose, {"k1"}, perm_is({0, 1, 3, 2})},
+                  {"left", OpType::kMatMul, {"k1", inv}},
+                  {"right", OpType::kMatMul, {"k3", "v"}},
+                  {"product", OpType::kMatMul, {"left", "right"}},
+                  {"vc.grid", OpType::kReshape, {"v"}, reshape_is({0, 0, kAny, kAny, kAny})},
+                  {"vc.permute", OpType::kTranspose, {"vc.grid"}, perm_is({0, 4, 1, 2, 3})},
+                  {"vc.image", OpType::kReshape, {"vc.permute"}, reshape_is({-1, kAny, kAny, kAny})},
+                  {"vc.conv", OpType::kConv2d, {"vc.image", "conv_w", ""}, no_bias_conv},
+                  {"vc.tokens", OpType::kReshape, {"vc.conv"}, reshape_is({-1, kAny, kAny, kAny})},
+                  {"vc", OpType::kTranspose, {"vc.tokens"}, perm_is({0, 2, 3, 1})},
+                  {"sum", OpType::kAdd, {"product", "vc"}},
+                  {"merged", OpType::kTranspose, {"sum"}, perm_is({0, 2, 1, 3})},
+                  {"out", OpType::kReshape, {"merged"}, reshape_is({0, 0, kAny})}};
+  return {"linear_attention", ops, {}};
+}
+
+// The Newton steps feeding a SOFT-shaped root, counted along V <- Sub(Mul(V, 2), MatMul(MatMul(V, P), V)); -1
+// when the root does not lead to one. Only picks which pattern to try: the pattern itself checks everything.
+int newton_steps(const Graph& g, const GraphIndex& index, size_t root) {
+  auto producer = [&](int32_t t, OpType type) -> const Node* {
+    if (t == kAbsent || index.producer[t] < 0) return nullptr;
+    const Node& n = g.nodes[index.producer[t]];
+    return n.type == type ? &n : nullptr;
+  };
+  const Node* n = producer(g.nodes[root].inputs[0], OpType::kTranspose);
+  n = n ? producer(n->inputs[0], OpType::kAdd) : nullptr;
+  n = n ? producer(n->inputs[0], OpType::kMatMul) : nullptr;  // product
+  n = n ? producer(n->inputs[0], OpType::kMatMul) : nullptr;  // K1 @ K2inv
+  if (!n) return -1;
+  int steps = 0;
+  for (const Node* v = producer(n->inputs[1], OpType::kSub); v && steps < 10000; ++steps) {
+    const Node* twice = producer(v->inputs[0], OpType::kMul);
+    if (!twice) return -1;
+    v = producer(twice->inputs[0], OpType::kSub);
+  }
+  return steps;
 }
 
 const std::vector<int64_t>& reshape_of(const Graph& g, const Match& m, const std::string& value) {
@@ -232,6 +324,52 @@ bool rewrite_attention_residual(const Graph& g, const Match& m, Node* fused) {
   return true;
 }
 
+bool scalar_is(const Graph& g, int32_t t, float want) {
+  float v;
+  return scalar_constant(g, t, &v) && v == want;
+}
+
+bool rewrite_linear_attention(const Graph& g, const Match& m, int iterations, Node* fused) {
+  const auto& qh = reshape_of(g, m, "q_heads.heads");
+  const auto& vh = reshape_of(g, m, "v.heads");
+  const auto& image = reshape_of(g, m, "lm.image");  // (-1, H, W, d)
+  const auto& lc = std::get<Conv2dAttrs>(m.node(g, "lm.conv").attrs);
+  const auto& vc = std::get<Conv2dAttrs>(m.node(g, "vc.conv").attrs);
+  const Shape& lw = g.tensors[m.tensor("landmark_w")].shape;
+  const Shape& cw = g.tensors[m.tensor("conv_w")].shape;
+  const Tensor& eye = g.tensors[m.tensor("reg_eye")];
+  const int64_t h = qh[2], d = qh[3];
+  LinearAttentionAttrs a;
+  if (vh[2] != h || vh[3] != d || image[3] != d || lw.rank != 4 || cw.rank != 4 || lw[2] != lw[3] ||
+      lc.stride_h != lw[2] || lc.stride_w != lw[3] || lc.pad_h != 0 || lc.pad_w != 0 || lc.groups != 1 ||
+      vc.groups != h || vc.stride_h != 1 || vc.stride_w != 1 || cw[2] != cw[3] || vc.pad_h != cw[2] / 2 ||
+      vc.pad_w != cw[3] / 2 || !scalar_constant(g, m.tensor("q_scale"), &a.q_scale) ||
+      !scalar_is(g, m.tensor("neg_half"), -0.5f) || !scalar_is(g, m.tensor("two"), 2.0f) ||
+      !scalar_is(g, m.tensor("alpha_num"), 0.9f * 2.0f) || !eye.is_constant || eye.dtype != DType::kFloat32 ||
+      eye.shape.rank != 2 || eye.shape[0] != eye.shape[1] ||
+      eye.constant.size != sizeof(float) * static_cast<size_t>(eye.shape.numel()))
+    return false;
+  // The regulariser: a constant multiple of the identity.
+  const int64_t lm = eye.shape[0];
+  a.newton_regularizer = eye.f32()[0];
+  for (int64_t i = 0; i < lm; ++i)
+    for (int64_t j = 0; j < lm; ++j)
+      if (eye.f32()[i * lm + j] != (i == j ? a.newton_regularizer : 0.0f)) return false;
+  a.num_heads = static_cast<int32_t>(h);
+  a.height = static_cast<int32_t>(image[1]);
+  a.width = static_cast<int32_t>(image[2]);
+  a.landmark_ratio = lc.stride_h;
+  a.landmark_ln_eps = std::get<LayerNormAttrs>(m.node(g, "lm.norm").attrs).eps;
+  a.pinv = PseudoInverse::kNewtonScaled;
+  a.newton_iterations = iterations;
+  fused->type = OpType::kLinearAttention;
+  fused->attrs = a;
+  fused->inputs = {m.tensor("q_in"),     m.tensor("v_in"),    m.tensor("landmark_w"),
+                   m.tensor("ln_gamma"), m.tensor("ln_beta"), m.tensor("conv_w")};
+  fused->outputs = {m.tensor("out")};
+  return true;
+}
+
 class FuseAttentionPass final : public Pass {
  public:
   const char* name() const override { return "fuse_attention"; }
@@ -268,7 +406,13 @@ class FuseAttentionPass final : public Pass {
       for (const auto& ap : softmax_patterns_)
         if (match_pattern(g, index, ap.pattern, i, m) && rewrite_softmax_attention(g, index, *m, ap, fused))
           return true;
-      return match_pattern(g, index, reused_, i, m) && rewrite_reused_attention(g, index, *m, fused);
+      if (match_pattern(g, index, reused_, i, m) && rewrite_reused_attention(g, index, *m, fused))
+        return true;
+      const int steps = newton_steps(g, index, i);
+      if (steps < 0) return false;
+      auto it = linear_.find(steps);
+      if (it == linear_.end()) it = linear_.emplace(steps, linear_attention_pattern(steps)).first;
+      return match_pattern(g, index, it->second, i, m) && rewrite_linear_attention(g, *m, steps, fused);
     }
     if (t == OpType::kMul)
       return match_pattern(g, index, residual_, i, m) && rewrite_attention_residual(g, *m, fused);
@@ -278,6 +422,7 @@ class FuseAttentionPass final : public Pass {
   const std::vector<AttentionPattern> softmax_patterns_ = softmax_attention_patterns();
   const Pattern reused_ = reused_attention_pattern();
   const Pattern residual_ = attention_residual_pattern();
+  mutable std::map<int, Pattern> linear_;  // by Newton step count, built on first use
 };
 
 }  // namespace

@@ -13,8 +13,13 @@ namespace vitrt::cli {
 
 void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
   app->add_option("-m,--model", o->model_path, "model file (.vitrt)")->required();
-  app->add_option("-b,--backend", o->backend, "auto | cpu | ref | cuda")->capture_default_str()->envname("VITRT_ARG_BACKEND");
-  app->add_option("-t,--threads", o->threads, "CPU threads")->capture_default_str()->check(CLI::Range(1, 1024))->envname("VITRT_ARG_THREADS");
+  app->add_option("-b,--backend", o->backend, "auto | cpu | ref | cuda")
+      ->capture_default_str()
+      ->envname("VITRT_ARG_BACKEND");
+  app->add_option("-t,--threads", o->threads, "CPU threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024))
+      ->envname("VITRT_ARG_THREADS");
   app->add_option("--opt-level", o->opt_level, "0: run the graph as written; 1: planner passes (fusion)")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
@@ -45,6 +50,7 @@ int create_session_or_report(std::shared_ptr<const Model> model, const RunOption
   so.max_batch = max_batch;
   so.opt_level = o.opt_level;
   so.disabled_passes = o.disabled_passes;
+  so.profile = o.profile;
   Status st = Session::create(std::move(model), so, out);
   if (!st.ok()) return report_error("cannot create a session", st, false);
   return kExitOk;
@@ -75,7 +81,8 @@ Status collect_images(const std::vector<std::string>& args, std::vector<std::str
   return Status::Ok();
 }
 
-Progress::Progress(size_t total, const char* what) : total_(total), what_(what), tty_(isatty(STDERR_FILENO)) {}
+Progress::Progress(size_t total, const char* what)
+    : total_(total), what_(what), tty_(isatty(STDERR_FILENO)) {}
 
 void Progress::update(size_t done) {
   if (total_ < 16) return;
@@ -117,9 +124,12 @@ std::string json_escape(const std::string& s) {
 
 std::string format_bytes(uint64_t b) {
   char buf[32];
-  if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1048576.0);
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
   return buf;
 }
 

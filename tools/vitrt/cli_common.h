@@ -21,6 +21,7 @@ struct RunOptions {
   int batch = 8;
   int opt_level = 1;
   std::string disabled_passes;
+  bool profile = false;  // per-step timing (vitrt bench --profile)
 };
 
 void add_run_options(CLI::App* app, RunOptions* o, bool batch_option = true);

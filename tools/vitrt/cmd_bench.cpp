@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include "cli_common.h"
@@ -20,7 +21,42 @@ struct Options {
   int repeat = 20;
   int warmup = 3;
   bool json = false;
+  bool profile = false;
 };
+
+// Time per run by op type and the slowest steps, from a session's step timings.
+void print_profile(const Session& s, int batch, int threads) {
+  const Graph& g = s.graph();
+  const double runs = static_cast<double>(std::max<int64_t>(1, s.profiled_runs()));
+  const auto& sec = s.step_seconds();
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> by_type;
+  std::vector<std::pair<double, size_t>> steps;
+  for (size_t i = 0; i < sec.size(); ++i) {
+    const double ms = 1000.0 * sec[i] / runs;
+    total += ms;
+    auto& t = by_type[op_type_name(g.nodes[i].type)];
+    t.first += ms;
+    t.second++;
+    steps.push_back({ms, i});
+  }
+  std::vector<std::pair<double, std::string>> types;
+  for (const auto& kv : by_type) types.push_back({kv.second.first, kv.first});
+  std::sort(types.rbegin(), types.rend());
+  std::sort(steps.rbegin(), steps.rend());
+  std::printf("\nprofile (%s, batch %d, %d threads): %.3f ms per run in kernels, mean of %lld runs\n",
+              s.backend_name(), batch, threads, total, static_cast<long long>(s.profiled_runs()));
+  std::printf("| op | steps | ms per run | share |\n|---|---|---|---|\n");
+  for (const auto& t : types)
+    std::printf("| %s | %d | %.3f | %.1f%% |\n", t.second.c_str(), by_type[t.second].second, t.first,
+                total > 0 ? 100.0 * t.first / total : 0.0);
+  std::printf("slowest steps:\n");
+  for (size_t k = 0; k < steps.size() && k < 12; ++k) {
+    const Node& n = g.nodes[steps[k].second];
+    std::printf("  %-4zu %-18s %-44s %8.3f ms  %5.1f%%\n", steps[k].second, op_type_name(n.type),
+                n.name.c_str(), steps[k].first, total > 0 ? 100.0 * steps[k].first / total : 0.0);
+  }
+}
 
 struct Row {
   std::string backend;
@@ -41,6 +77,7 @@ int run_bench(const Options& o) {
         RunOptions ro;
         ro.backend = backend;
         ro.threads = th;
+        ro.profile = o.profile;
         std::unique_ptr<Session> session;
         if (int rc = create_session_or_report(model, ro, b, &session)) return rc;
         std::vector<float> x(static_cast<size_t>(b * in[1] * in[2] * in[3]));
@@ -53,6 +90,8 @@ int run_bench(const Options& o) {
           if (!st.ok()) return report_error("bench", st, false);
         }
         std::vector<double> ms;
+        ms.reserve(static_cast<size_t>(o.repeat));  // nothing allocates between runs
+        session->reset_profile();
         for (int i = 0; i < o.repeat; ++i) {
           const auto t0 = std::chrono::steady_clock::now();
           Status st = session->run(x.data(), b, y.data(), y.size());
@@ -60,6 +99,7 @@ int run_bench(const Options& o) {
           if (!st.ok()) return report_error("bench", st, false);
           ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         }
+        if (o.profile && !o.json) print_profile(*session, b, th);
         std::sort(ms.begin(), ms.end());
         double sum = 0;
         for (double v : ms) sum += v;
@@ -70,26 +110,30 @@ int run_bench(const Options& o) {
                         session->memory().activation_bytes});
       }
   if (o.json) {
-    std::printf("{\"model\": \"%s\", \"repeat\": %d, \"warmup\": %d, \"rows\": [", json_escape(o.model).c_str(),
-                o.repeat, o.warmup);
+    std::printf("{\"model\": \"%s\", \"repeat\": %d, \"warmup\": %d, \"rows\": [",
+                json_escape(o.model).c_str(), o.repeat, o.warmup);
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      std::printf("%s\n  {\"backend\": \"%s\", \"threads\": %d, \"batch\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "
-                  "\"mean_ms\": %.4f, \"p90_ms\": %.4f, \"max_ms\": %.4f, \"images_per_s\": %.3f, "
-                  "\"activation_bytes\": %llu}",
-                  i ? "," : "", r.backend.c_str(), r.threads, r.batch, r.min_ms, r.median_ms, r.mean_ms, r.p90_ms,
-                  r.max_ms, r.images_per_s, static_cast<unsigned long long>(r.activation_bytes));
+      std::printf(
+          "%s\n  {\"backend\": \"%s\", \"threads\": %d, \"batch\": %d, \"min_ms\": %.4f, \"median_ms\": "
+          "%.4f, "
+          "\"mean_ms\": %.4f, \"p90_ms\": %.4f, \"max_ms\": %.4f, \"images_per_s\": %.3f, "
+          "\"activation_bytes\": %llu}",
+          i ? "," : "", r.backend.c_str(), r.threads, r.batch, r.min_ms, r.median_ms, r.mean_ms, r.p90_ms,
+          r.max_ms, r.images_per_s, static_cast<unsigned long long>(r.activation_bytes));
     }
     std::printf("\n]}\n");
     return kExitOk;
   }
   std::printf("%s  (latency of one run, %d timed runs after %d warm-up; session creation not timed)\n",
               o.model.c_str(), o.repeat, o.warmup);
-  std::printf("| backend | threads | batch | median ms | min ms | p90 ms | max ms | images/s | activations |\n");
+  std::printf(
+      "| backend | threads | batch | median ms | min ms | p90 ms | max ms | images/s | activations |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n", r.backend.c_str(), r.threads, r.batch,
-                r.median_ms, r.min_ms, r.p90_ms, r.max_ms, r.images_per_s, format_bytes(r.activation_bytes).c_str());
+    std::printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n", r.backend.c_str(), r.threads,
+                r.batch, r.median_ms, r.min_ms, r.p90_ms, r.max_ms, r.images_per_s,
+                format_bytes(r.activation_bytes).c_str());
   return kExitOk;
 }
 
@@ -97,14 +141,27 @@ int run_bench(const Options& o) {
 
 Runner add_bench(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("bench", "time Session::run for combinations of batch, threads and backend");
+  CLI::App* sub =
+      app.add_subcommand("bench", "time Session::run for combinations of batch, threads and backend");
   sub->add_option("-m,--model", o->model, "model file (.vitrt)")->required();
-  sub->add_option("--batch", o->batches, "batch sizes, comma separated")->delimiter(',')->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "thread counts, comma separated")->delimiter(',')->capture_default_str();
-  sub->add_option("-b,--backend", o->backends, "backends, comma separated")->delimiter(',')->capture_default_str();
-  sub->add_option("-r,--repeat", o->repeat, "timed runs per combination")->capture_default_str()->check(CLI::Range(1, 1000000));
-  sub->add_option("--warmup", o->warmup, "untimed runs first")->capture_default_str()->check(CLI::Range(0, 1000000));
+  sub->add_option("--batch", o->batches, "batch sizes, comma separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "thread counts, comma separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("-b,--backend", o->backends, "backends, comma separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("-r,--repeat", o->repeat, "timed runs per combination")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--warmup", o->warmup, "untimed runs first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   sub->add_flag("--json", o->json, "machine-readable output");
+  sub->add_flag("--profile", o->profile,
+                "also print the time per op type and the slowest steps (timed runs only)");
   return [o] { return run_bench(*o); };
 }
 

@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "runtime/session.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -122,8 +124,10 @@ Status Session::plan(const SessionOptions& options) {
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       if (!may_inplace[n]) continue;
       const int32_t src = g.nodes[n].inputs[0], dst = g.nodes[n].outputs[0];
-      if (src == kAbsent || g.tensors[src].is_constant || readers[src] != 1 || is_io(src) || is_io(dst)) continue;
-      if (tensor_bytes(g.tensors[src], max_shapes_[src]) != tensor_bytes(g.tensors[dst], max_shapes_[dst])) continue;
+      if (src == kAbsent || g.tensors[src].is_constant || readers[src] != 1 || is_io(src) || is_io(dst))
+        continue;
+      if (tensor_bytes(g.tensors[src], max_shapes_[src]) != tensor_bytes(g.tensors[dst], max_shapes_[dst]))
+        continue;
       root[dst] = root[src];
       alias_of_[dst] = src;
       Lifetime& r = life[root[dst]];
@@ -174,8 +178,10 @@ Status Session::plan(const SessionOptions& options) {
       if (t != kAbsent) read[t] = true;
   memory_.weight_bytes = 0;
   for (size_t i = 0; i < nt; ++i)
-    if (read[i] && placements_[i].arena == ArenaKind::kWeights) memory_.weight_bytes += g.tensors[i].constant.size;
+    if (read[i] && placements_[i].arena == ArenaKind::kWeights)
+      memory_.weight_bytes += g.tensors[i].constant.size;
   memory_.activation_bytes = ap.peak;
+  step_seconds_.assign(options.profile ? steps_.size() : 0, 0.0);
   memory_.activation_lower_bound = ap.lower_bound;
   memory_.workspace_bytes = workspace;
 
@@ -210,8 +216,9 @@ Status Session::bind_batch(int64_t batch) {
   for (size_t i = 0; i < shapes_.size(); ++i) {
     if (placements_[i].arena == ArenaKind::kActivations &&
         tensor_bytes(g.tensors[i], shapes_[i]) > placements_[i].bytes)
-      return runtime_error("tensor '" + g.tensors[i].name + "' needs more memory at batch " + std::to_string(batch) +
-                           " than planned at batch " + std::to_string(options_.max_batch));
+      return runtime_error("tensor '" + g.tensors[i].name + "' needs more memory at batch " +
+                           std::to_string(batch) + " than planned at batch " +
+                           std::to_string(options_.max_batch));
     refs_[i].shape = shapes_[i];
   }
   if (options_.guard_arena) {
@@ -241,11 +248,16 @@ const float* Session::tensor_data(int32_t index) const {
   return static_cast<const float*>(refs_[index].data);
 }
 
+void Session::reset_profile() {
+  std::fill(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  profiled_runs_ = 0;
+}
+
 Status Session::run(const float* input, int64_t batch, float* output, size_t output_capacity) {
   if (!input || !output) return invalid_argument("run: null input or output pointer");
   if (batch < 1 || batch > options_.max_batch)
-    return bad_input("run: batch " + std::to_string(batch) + " outside 1.." + std::to_string(options_.max_batch) +
-                     " (the session's max_batch)");
+    return bad_input("run: batch " + std::to_string(batch) + " outside 1.." +
+                     std::to_string(options_.max_batch) + " (the session's max_batch)");
   if (batch != bound_batch_) VITRT_RETURN_IF_ERROR(bind_batch(batch));
   const Graph& g = graph_;
   const int32_t in = g.inputs[0];
@@ -262,6 +274,8 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
   }
   const bool guard = options_.guard_arena;
   if (guard) guard_.begin_run();
+  const bool profile = options_.profile;
+  if (profile) ++profiled_runs_;
   KernelArgs args;
   args.workspace = workspace_.data();
   args.workspace_bytes = memory_.workspace_bytes;
@@ -269,15 +283,19 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
   for (size_t s = 0; s < steps_.size(); ++s) {
     Step& step = steps_[s];
     args.num_src = step.num_src;
-    for (int i = 0; i < step.num_src; ++i) args.src[i] = step.src[i] == kAbsent ? nullptr : &refs_[step.src[i]];
+    for (int i = 0; i < step.num_src; ++i)
+      args.src[i] = step.src[i] == kAbsent ? nullptr : &refs_[step.src[i]];
     args.num_dst = step.num_dst;
     for (int o = 0; o < step.num_dst; ++o) args.dst[o] = &refs_[step.dst[o]];
     if (guard)
-      VITRT_RETURN_IF_ERROR(guard_.before_step(static_cast<int>(s), step.src, step.num_src, step.dst, step.num_dst));
+      VITRT_RETURN_IF_ERROR(
+          guard_.before_step(static_cast<int>(s), step.src, step.num_src, step.dst, step.num_dst));
+    const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Status st = step.kernel->run(args);
     if (!st.ok()) return st.with_context(describe_node(g.nodes[s], s));
-    if (guard)
-      VITRT_RETURN_IF_ERROR(guard_.after_step(static_cast<int>(s), step.dst, step.num_dst));
+    if (profile)
+      step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (guard) VITRT_RETURN_IF_ERROR(guard_.after_step(static_cast<int>(s), step.dst, step.num_dst));
   }
   std::memcpy(output, refs_[out].data, out_numel * sizeof(float));
   refs_[in].data = nullptr;

@@ -31,6 +31,8 @@ struct SessionOptions {
   // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
   // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.
   bool guard_arena = false;
+  // Accumulates each step's wall time across runs (step_seconds()); two clock reads per step, no allocation.
+  bool profile = false;
   // Overrides `backend` with a caller-made backend (embedders' own backends; tests' faulty kernels).
   std::function<std::unique_ptr<Backend>()> backend_factory;
 };
@@ -67,7 +69,8 @@ class Session {
   // The graph this session runs: the model's graph after the planner passes.
   const Graph& graph() const { return graph_; }
   const std::vector<PassReport>& pass_report() const { return pass_report_; }
-  // Tensors whose memory is shared with an earlier tensor by an in-place kernel (index -> that tensor), -1 else.
+  // Tensors whose memory is shared with an earlier tensor by an in-place kernel (index -> that tensor), -1
+  // else.
   int32_t inplace_of(int32_t tensor) const { return alias_of_[tensor]; }
   const SessionOptions& options() const { return options_; }
   const char* backend_name() const { return backend_->name(); }
@@ -75,6 +78,10 @@ class Session {
   Shape output_shape(int64_t batch) const;  // e.g. [batch, classes]
   const std::vector<TensorPlacement>& placements() const { return placements_; }
   const MemoryReport& memory() const { return memory_; }
+  // With options.profile: seconds spent in each step (indexed like graph().nodes) over profiled_runs() runs.
+  const std::vector<double>& step_seconds() const { return step_seconds_; }
+  int64_t profiled_runs() const { return profiled_runs_; }
+  void reset_profile();
   // After run: the data and shape of any tensor still in memory (all of them with preserve_intermediates).
   const float* tensor_data(int32_t index) const;
   const Shape& tensor_shape(int32_t index) const { return shapes_[index]; }
@@ -108,6 +115,8 @@ class Session {
   Arena workspace_;
   MemoryReport memory_;
   ArenaGuard guard_;  // only with options_.guard_arena
+  std::vector<double> step_seconds_;
+  int64_t profiled_runs_ = 0;
 };
 
 }  // namespace vitrt

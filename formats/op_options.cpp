@@ -55,7 +55,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kConv2d: {
       const auto& a = std::get<Conv2dAttrs>(node.attrs);
       e.offset = fb::CreateConv2dOptions(fbb, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w,
-                                         a.groups, to_fb(a.activation))
+                                         a.groups, to_fb(a.activation), a.channels_last)
                      .Union();
       break;
     }
@@ -156,6 +156,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       a.dilation_h = o->dilation_h();
       a.dilation_w = o->dilation_w();
       a.groups = o->groups();
+      a.channels_last = o->channels_last();
       if (!activation_from_fb(o->activation(), &a.activation)) return bad_enum("activation");
       *out = a;
       break;

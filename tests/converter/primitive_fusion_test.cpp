@@ -15,12 +15,14 @@
 
 #include "arch/blocks.h"
 #include "arch/graph_builder.h"
+#include "graph_session_util.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
 #include "runtime/session.h"
 
 using namespace vitrt;
 using namespace vitrt::convert;
+using namespace vitrt::test;
 
 namespace {
 
@@ -28,16 +30,6 @@ struct Config {
   int64_t c, heads, h, w, nk, c2, heads2;  // tokens h·w of width c; nk keys; stage 2: c2 wide, heads2 heads
   int32_t newton;                          // SOFT: Newton steps (landmark ratio 2, V conv 3x3)
 };
-
-std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = scale * (static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f);
-  }
-  return v;
-}
 
 Checkpoint make_checkpoint(const Config& k) {
   Checkpoint ck;
@@ -136,32 +128,6 @@ Graph build(const Checkpoint& ck, const Config& k, bool primitive) {
   return g;
 }
 
-std::shared_ptr<const Model> load(const Graph& g, std::vector<uint8_t>* storage) {
-  std::vector<uint8_t> bytes;
-  REQUIRE(write_model_memory(g, &bytes).ok());
-  storage->assign(bytes.size() + 64, 0);
-  uint8_t* aligned = storage->data() + (64 - reinterpret_cast<uintptr_t>(storage->data()) % 64) % 64;
-  std::memcpy(aligned, bytes.data(), bytes.size());
-  std::shared_ptr<const Model> m;
-  Status st = load_model_from_memory(aligned, bytes.size(), &m);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return m;
-}
-
-std::unique_ptr<Session> session(std::shared_ptr<const Model> m, const std::string& backend,
-                                 int64_t max_batch, const std::string& disabled = "") {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = max_batch;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
 std::string describe(const Graph& g) {
   std::string out;
   for (const Node& n : g.nodes) {
@@ -183,12 +149,6 @@ std::string describe(const Graph& g) {
     out += "\n";
   }
   return out;
-}
-
-int count(const Graph& g, OpType t) {
-  int c = 0;
-  for (const Node& n : g.nodes) c += n.type == t;
-  return c;
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.dilation_w = j.at("dilation_w");
       a.groups = j.at("groups");
       a.activation = activation_from_name(j.at("activation"));
+      a.channels_last = j.value("channels_last", false);
       return a;
     }
     case OpType::kBatchNorm2d:

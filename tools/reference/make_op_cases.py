@@ -78,6 +78,9 @@ EXTRA_OPS = {}
 
 
 def run_op(op, attrs, xs):
+    if op == "Conv2d" and attrs.get("channels_last"):
+        nchw = dict(attrs, channels_last=False)
+        return run_op("Conv2d", nchw, [xs[0].permute(0, 3, 1, 2)] + list(xs[1:])).permute(0, 2, 3, 1)
     if op == "Conv2d":
         y = F.conv2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, (attrs["stride_h"], attrs["stride_w"]),
                      (attrs["pad_h"], attrs["pad_w"]), (attrs["dilation_h"], attrs["dilation_w"]), attrs["groups"])
@@ -332,6 +335,19 @@ def primitive_cases(w):
         for name, shape, axes, keep in [("last_keep", (2, 3, 7, 7), [-1], True), ("mid", (2, 5, 3), [1], False),
                                         ("two_keep", (2, 3, 7, 7), [2, 3], True), ("all", (3, 4), [0, 1], False)]:
             w.add(f"{op[6:].lower()}_{name}", op, {"axes": axes, "keepdims": keep}, [w.randn(*shape, offset=0.5)])
+    # Channels-last convolutions (the planner's channels_last_conv pass): depthwise 3x3 as in the PVT v2 / LaViT
+    # MLP, odd sizes and channel counts not a multiple of 16, strides, a dense and a grouped one.
+    for name, x, wshape, stride, pad, groups, act in [
+            ("conv_nhwc_dw3", (2, 7, 5, 37), (37, 1, 3, 3), 1, 1, 37, "none"),
+            ("conv_nhwc_dw3_gelu", (1, 9, 9, 64), (64, 1, 3, 3), 1, 1, 64, "gelu_erf"),
+            ("conv_nhwc_dw3_s2", (3, 8, 6, 19), (19, 1, 3, 3), 2, 1, 19, "none"),
+            ("conv_nhwc_dw5", (2, 6, 7, 33), (33, 1, 5, 5), 1, 2, 33, "relu"),
+            ("conv_nhwc_dense_s2", (2, 8, 8, 6), (10, 6, 2, 2), 2, 0, 1, "none"),
+            ("conv_nhwc_grouped", (2, 5, 5, 8), (6, 4, 3, 3), 1, 1, 2, "none")]:
+        attrs = {"stride_h": stride, "stride_w": stride, "pad_h": pad, "pad_w": pad, "dilation_h": 1, "dilation_w": 1,
+                 "groups": groups, "activation": act, "channels_last": True}
+        w.add(name, "Conv2d", attrs, [w.randn(*x), w.randn(*wshape, scale=0.3), w.randn(wshape[0], scale=0.1)],
+              const=(1, 2))
     # q·kᵀ and p·v of attention, plus broadcast batch axes and odd sizes.
     for name, a, b in [("matmul_heads", (2, 3, 7, 5), (2, 3, 5, 9)), ("matmul_2d", (7, 5), (5, 3)),
                        ("matmul_bcast_b", (2, 3, 7, 5), (5, 4)), ("matmul_bcast_mid", (2, 1, 7, 5), (3, 5, 4)),

@@ -4,7 +4,8 @@
 //
 // Per image and group: im2col into the workspace, col[(c·kh + ky)·kw + kx, oy·Wo + ox], then for each output
 // channel y[co, :] = bias + Σ_kk W[co, kk] · col[kk, :], accumulated in float over contiguous rows
-// (vectorises). A 1x1, stride-1, unpadded convolution reads the input directly.
+// (vectorises). A 1x1, stride-1, unpadded convolution reads the input directly. Channels-last tensors are
+// computed directly, per output pixel, with the sum in the same (c, ky, kx) order.
 #include <cstring>
 
 #include "backends/cpu/ref/activation.h"
@@ -24,11 +25,12 @@ class Conv2dKernel final : public RefKernel {
   }
   // Workspace floats for one image and group.
   static int64_t col_floats(const Conv2dAttrs& a, const Shape& w, const Shape& y) {
-    return pointwise(a, w) ? 0 : w[1] * w[2] * w[3] * y[2] * y[3];
+    return pointwise(a, w) || a.channels_last ? 0 : w[1] * w[2] * w[3] * y[2] * y[3];
   }
 
  protected:
   Status compute(const KernelArgs& args) override {
+    if (a_.channels_last) return compute_channels_last(args);
     const TensorRef& x = *args.src[0];
     const TensorRef& w = *args.src[1];
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
@@ -66,6 +68,39 @@ class Conv2dKernel final : public RefKernel {
   }
 
  private:
+  Status compute_channels_last(const KernelArgs& args) {
+    const TensorRef& x = *args.src[0];
+    const TensorRef& w = *args.src[1];
+    const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    TensorRef& y = *args.dst[0];
+    const int64_t batch = x.shape[0], h = x.shape[1], wd = x.shape[2], cin = x.shape[3];
+    const int64_t cout = w.shape[0], cin_g = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+    const int64_t ho = y.shape[1], wo = y.shape[2], cout_g = cout / a_.groups;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t oy = 0; oy < ho; ++oy)
+        for (int64_t ox = 0; ox < wo; ++ox) {
+          float* yp = y.f32() + ((b * ho + oy) * wo + ox) * cout;
+          for (int64_t co = 0; co < cout; ++co) {
+            const int64_t c0 = co / cout_g * cin_g;
+            float acc = bias ? bias[co] : 0.0f;
+            for (int64_t c = 0; c < cin_g; ++c)
+              for (int64_t ky = 0; ky < kh; ++ky) {
+                const int64_t iy = oy * a_.stride_h - a_.pad_h + ky * a_.dilation_h;
+                if (iy < 0 || iy >= h) continue;
+                for (int64_t kx = 0; kx < kw; ++kx) {
+                  const int64_t ix = ox * a_.stride_w - a_.pad_w + kx * a_.dilation_w;
+                  if (ix < 0 || ix >= wd) continue;
+                  acc += w.f32()[((co * cin_g + c) * kh + ky) * kw + kx] *
+                         x.f32()[((b * h + iy) * wd + ix) * cin + c0 + c];
+                }
+              }
+            yp[co] = acc;
+          }
+          apply_activation(a_.activation, yp, cout);
+        }
+    return Status::Ok();
+  }
+
   void im2col(const float* x, int64_t cin_g, int64_t h, int64_t wd, int64_t kh, int64_t kw, int64_t ho,
               int64_t wo, float* col) const {
     for (int64_t c = 0; c < cin_g; ++c) {

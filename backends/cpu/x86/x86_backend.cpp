@@ -14,7 +14,7 @@ namespace {
 Factory factory_for(OpType t) {
   switch (t) {
     case OpType::kLinear: return create_linear;
-    case OpType::kConv2d: return create_conv2d;
+    case OpType::kConv2d: return create_conv2d_any_layout;
     case OpType::kLayerNorm: return create_layer_norm;
     case OpType::kGelu: return create_gelu;
     case OpType::kAdd:

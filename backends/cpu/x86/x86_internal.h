@@ -26,6 +26,11 @@ using Factory = Status (*)(const std::shared_ptr<Context>& ctx, const KernelPlan
 
 Status create_linear(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+// Channels-last convolutions (depthwise_conv_nhwc.cpp), and the Conv2d entry that picks by layout.
+Status create_conv2d_channels_last(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                                   KernelInfo*);
+Status create_conv2d_any_layout(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                                KernelInfo*);
 Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);

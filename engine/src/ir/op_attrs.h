@@ -18,6 +18,9 @@ struct Conv2dAttrs {  // src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [
   int32_t dilation_h = 1, dilation_w = 1;
   int32_t groups = 1;
   Activation activation = Activation::kNone;
+  // src [B,H,W,Cin] -> dst [B,Ho,Wo,Cout] (token sequences [B,H·W,C] seen as images; the weight keeps PyTorch's
+  // layout). Set by the planner's channels_last_conv pass.
+  bool channels_last = false;
 };
 
 struct BatchNorm2dAttrs {  // src [B,C,H,W], gamma, beta, running_mean, running_var (all [C])

@@ -18,11 +18,13 @@ class Matcher {
     auto bound = m->nodes.find(po.value);
     if (bound != m->nodes.end()) return bound->second == node;
     const Node& n = g_.nodes[node];
-    if (n.type != po.type || n.outputs.size() != 1 || n.inputs.size() != po.inputs.size()) return false;
+    if (n.type != po.type || n.outputs.size() != 1 || n.inputs.size() > po.inputs.size()) return false;
     if (po.check && !po.check(n)) return false;
     m->nodes[po.value] = node;
     m->tensors[po.value] = n.outputs[0];
-    if (bind_inputs(po, n, n.inputs, m)) return true;
+    std::vector<int32_t> inputs = n.inputs;  // trailing optional inputs may be left out
+    inputs.resize(po.inputs.size(), kAbsent);
+    if (bind_inputs(po, n, inputs, m)) return true;
     if ((n.type == OpType::kAdd || n.type == OpType::kMul) && n.inputs.size() == 2) {
       const std::vector<int32_t> swapped = {n.inputs[1], n.inputs[0]};
       return bind_inputs(po, n, swapped, m);

@@ -2,7 +2,8 @@
 // Copyright the vitrt authors.
 // fuse_epilogue: an activation (Gelu, Relu) whose only input comes from a Linear or Conv2d with no activation
 // of its own, and that is that result's only reader, becomes the producer's epilogue — one pass over memory
-// instead of two. Done only when the session's backend implements the fused form.
+// instead of two. A Reshape between them (a channels-last conv's result viewed as tokens) is looked through.
+// Done only when the session's backend implements the fused form.
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 
@@ -16,7 +17,7 @@ bool activation_of(const Node& n, Activation* act) {
   }
   if (n.type == OpType::kGelu) {
     *act = std::get<GeluAttrs>(n.attrs).approximation == GeluApproximation::kTanh ? Activation::kGeluTanh
-                                                                                : Activation::kGeluErf;
+                                                                                  : Activation::kGeluErf;
     return true;
   }
   return false;
@@ -31,7 +32,9 @@ Activation* epilogue_slot(Node& n) {
 class FuseEpiloguePass final : public Pass {
  public:
   const char* name() const override { return "fuse_epilogue"; }
-  const char* description() const override { return "Gelu/Relu after Linear/Conv2d -> the producer's epilogue"; }
+  const char* description() const override {
+    return "Gelu/Relu after Linear/Conv2d -> the producer's epilogue";
+  }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
     const std::vector<int> consumers = consumer_counts(g);
@@ -43,16 +46,24 @@ class FuseEpiloguePass final : public Pass {
       Activation act;
       if (!activation_of(g.nodes[i], &act)) continue;
       const int32_t mid = g.nodes[i].inputs[0];
-      const int32_t p = producer[mid];
+      int32_t p = producer[mid];
       if (p < 0 || erase[p] || consumers[mid] != 1 || is_graph_output(g, mid)) continue;
+      int32_t view = -1;  // a Reshape between the producer and the activation
+      if (g.nodes[p].type == OpType::kReshape) {
+        const int32_t src = g.nodes[p].inputs[0];
+        view = p;
+        p = producer[src];
+        if (p < 0 || erase[p] || consumers[src] != 1 || is_graph_output(g, src)) continue;
+      }
       Node fused = g.nodes[p];
       Activation* slot = epilogue_slot(fused);
       if (!slot || *slot != Activation::kNone || fused.outputs.size() != 1) continue;
       *slot = act;
-      fused.outputs[0] = g.nodes[i].outputs[0];
+      if (view < 0) fused.outputs[0] = g.nodes[i].outputs[0];
       fused.name = fused.name + "+" + (g.nodes[i].name.empty() ? "act" : g.nodes[i].name);
       if (ctx.backend && !ctx.backend->supports(fused)) continue;
       g.nodes[p] = std::move(fused);
+      if (view >= 0) g.nodes[view].outputs[0] = g.nodes[i].outputs[0];  // the view now yields the result
       erase[i] = true;
       *modified = true;
     }
@@ -63,6 +74,8 @@ class FuseEpiloguePass final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> create_fuse_epilogue_pass() { return std::make_unique<FuseEpiloguePass>(); }
+std::unique_ptr<Pass> create_fuse_epilogue_pass() {
+  return std::make_unique<FuseEpiloguePass>();
+}
 
 }  // namespace vitrt

@@ -62,11 +62,9 @@ Graph build(const Config& k) {
 }  // namespace
 
 TEST_CASE("channels_last_conv: the MLP's depthwise conv runs on the tokens, same outputs as written") {
-  const Config configs[] = {{7, 5, 37, 3, 1, true, false},
-                            {9, 9, 64, 3, 1, true, false},
-                            {6, 8, 19, 3, 2, false, false},
-                            {5, 7, 33, 5, 1, true, false},
-                            {6, 6, 12, 3, 1, true, true}};
+  const Config configs[] = {{7, 5, 37, 3, 1, true, false},  {9, 9, 64, 3, 1, true, false},
+                            {6, 8, 19, 3, 2, false, false}, {5, 7, 33, 5, 1, true, false},
+                            {4, 6, 100, 3, 1, true, false}, {6, 6, 12, 3, 1, true, true}};
   for (const Config& k : configs) {
     CAPTURE(k.h);
     CAPTURE(k.c);

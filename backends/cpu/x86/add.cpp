@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Add and Mul with numpy broadcasting. The common patterns (same shape, one operand repeating along the leading
-// axes: bias rows, positional embeddings, a scalar) are vectorised and split over the threads; any other
-// broadcast goes through the reference loop nest with vectorised rows. Elementwise: may run in place when
-// src[0] has the output's shape.
+// Add and Mul with numpy broadcasting. The common patterns (same shape, one operand repeating along the
+// leading axes: bias rows, positional embeddings, a scalar) are vectorised and split over the threads; any
+// other broadcast goes through the reference loop nest with vectorised rows. Elementwise: may run in place
+// when src[0] has the output's shape.
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/x86_internal.h"
 
@@ -14,7 +14,10 @@ namespace {
 class BinaryKernel final : public ref::RefKernel {
  public:
   BinaryKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, BinaryOp op)
-      : RefKernel(plan), ctx_(std::move(ctx)), op_(op), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        op_(op),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -98,10 +101,11 @@ class BinaryKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_binary(const std::shared_ptr<Context>& ctx, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                     KernelInfo* info) {
+Status create_binary(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                     std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   if (plan.num_src != 2 || plan.src_shapes[0].rank > kMaxRank) return Status::Ok();
-  *kernel = std::make_unique<BinaryKernel>(plan, ctx, plan.node->type == OpType::kMul ? BinaryOp::kMul : BinaryOp::kAdd);
+  *kernel = std::make_unique<BinaryKernel>(plan, ctx,
+                                           plan.node->type == OpType::kMul ? BinaryOp::kMul : BinaryOp::kAdd);
   info->may_inplace = plan.src_shapes[0] == plan.dst_shapes[0];
   return Status::Ok();
 }

@@ -12,7 +12,9 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-int64_t up16(int64_t x) { return (x + 15) / 16 * 16; }
+int64_t up16(int64_t x) {
+  return (x + 15) / 16 * 16;
+}
 
 class AttentionResidualKernel final : public ref::RefKernel {
  public:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Conv2d. Depthwise (groups = Cin = Cout): a direct NCHW loop, planes split over the threads. Everything else:
-// oneDNN's convolution on NCHW tensors, built at plan time for the planned batch and for one image (looped for a
-// smaller batch), weights reordered once, activation as a post-op, user scratchpad in the session workspace.
+// Conv2d. Depthwise (groups = Cin = Cout): a direct NCHW loop, planes split over the threads. Everything
+// else: oneDNN's convolution on NCHW tensors, built at plan time for the planned batch and for one image
+// (looped for a smaller batch), weights reordered once, activation as a post-op, user scratchpad in the
+// session workspace.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,11 +22,12 @@ using dt = memory::data_type;
 using tag = memory::format_tag;
 
 // ---- depthwise, direct ----
-// One output plane. The row loops vectorise: the body is inlined into an AVX-512 and an AVX2 entry point, and the
-// kernel calls the one of the backend's ISA level (so VITRT_MAX_ISA holds here too).
-__attribute__((always_inline)) inline void depthwise_plane(
-    const float* xp, int64_t H, int64_t W, const float* wp, int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
-    float* yp, int64_t Ho, int64_t Wo) {
+// One output plane. The row loops vectorise: the body is inlined into an AVX-512 and an AVX2 entry point, and
+// the kernel calls the one of the backend's ISA level (so VITRT_MAX_ISA holds here too).
+__attribute__((always_inline)) inline void depthwise_plane(const float* xp, int64_t H, int64_t W,
+                                                           const float* wp, int64_t kh, int64_t kw,
+                                                           float bias, const Conv2dAttrs& a, float* yp,
+                                                           int64_t Ho, int64_t Wo) {
   constexpr int64_t kMaxRow = 1024;
   if (kh == 3 && kw == 3 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 1 && a.pad_w == 1 &&
       a.dilation_h == 1 && a.dilation_w == 1 && W <= kMaxRow && Wo == W && Ho == H) {
@@ -85,21 +87,25 @@ using DepthwisePlaneFn = void (*)(const float*, int64_t, int64_t, const float*, 
                                   const Conv2dAttrs&, float*, int64_t, int64_t);
 
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void depthwise_plane_avx512(
-    const float* xp, int64_t H, int64_t W, const float* wp, int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
-    float* yp, int64_t Ho, int64_t Wo) {
+    const float* xp, int64_t H, int64_t W, const float* wp, int64_t kh, int64_t kw, float bias,
+    const Conv2dAttrs& a, float* yp, int64_t Ho, int64_t Wo) {
   depthwise_plane(xp, H, W, wp, kh, kw, bias, a, yp, Ho, Wo);
 }
 
-__attribute__((target("avx2,fma"))) void depthwise_plane_avx2(const float* xp, int64_t H, int64_t W, const float* wp,
-                                                              int64_t kh, int64_t kw, float bias, const Conv2dAttrs& a,
-                                                              float* yp, int64_t Ho, int64_t Wo) {
+__attribute__((target("avx2,fma"))) void depthwise_plane_avx2(const float* xp, int64_t H, int64_t W,
+                                                              const float* wp, int64_t kh, int64_t kw,
+                                                              float bias, const Conv2dAttrs& a, float* yp,
+                                                              int64_t Ho, int64_t Wo) {
   depthwise_plane(xp, H, W, wp, kh, kw, bias, a, yp, Ho, Wo);
 }
 
 class DepthwiseKernel final : public ref::RefKernel {
  public:
   DepthwiseKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const Conv2dAttrs& a)
-      : RefKernel(plan), ctx_(std::move(ctx)), a_(a), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -113,7 +119,8 @@ class DepthwiseKernel final : public ref::RefKernel {
     const float* pw = w.f32();
     float* py = y.f32();
     const Conv2dAttrs a = a_;
-    const DepthwisePlaneFn plane = ctx_->isa == X86Isa::kAvx512 ? depthwise_plane_avx512 : depthwise_plane_avx2;
+    const DepthwisePlaneFn plane =
+        ctx_->isa == X86Isa::kAvx512 ? depthwise_plane_avx512 : depthwise_plane_avx2;
     ThreadPool::parallel_for(B * C, run_threads(args, planned_threads_), [&](int64_t lo, int64_t hi, int) {
       for (int64_t bc = lo; bc < hi; ++bc) {
         const int64_t ch = bc % C;
@@ -143,7 +150,9 @@ struct ConvPrim {
 class OnednnConvKernel final : public ref::RefKernel {
  public:
   OnednnConvKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx)
-      : RefKernel(plan), ctx_(std::move(ctx)), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
   void init(const KernelPlan& plan, const Conv2dAttrs& a, size_t* ws) {
     a_ = a;
@@ -180,8 +189,7 @@ class OnednnConvKernel final : public ref::RefKernel {
     *ws = std::max(item_.scratch_bytes, full_.scratch_bytes);
     if (std::getenv("VITRT_X86_VERBOSE"))
       std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: %s\n", node_.name.c_str(), xs_.str().c_str(),
-                   ys_.str().c_str(),
-                   impl_.c_str());
+                   ys_.str().c_str(), impl_.c_str());
   }
 
  protected:
@@ -217,7 +225,8 @@ class OnednnConvKernel final : public ref::RefKernel {
     return memory::desc({wsh_[0], wsh_[1], wsh_[2], wsh_[3]}, dt::f32, tag::oihw);
   }
 
-  void build(ConvPrim& p, int64_t batch, bool bias, const dnnl::primitive_attr& attr, const memory::desc& wei_md) {
+  void build(ConvPrim& p, int64_t batch, bool bias, const dnnl::primitive_attr& attr,
+             const memory::desc& wei_md) {
     const memory::desc src_md({batch, xs_[1], xs_[2], xs_[3]}, dt::f32, tag::nchw);
     const memory::desc dst_md({batch, ys_[1], ys_[2], ys_[3]}, dt::f32, tag::nchw);
     const memory::desc bias_md = bias ? memory::desc({ys_[1]}, dt::f32, tag::x) : memory::desc();
@@ -226,7 +235,8 @@ class OnednnConvKernel final : public ref::RefKernel {
     const int64_t pr_w = (ys_[3] - 1) * a_.stride_w + (kw - 1) * a_.dilation_w + 1 - xs_[3] - a_.pad_w;
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                       src_md, wei_md, bias_md, dst_md, {a_.stride_h, a_.stride_w},
-                                      {a_.dilation_h - 1, a_.dilation_w - 1}, {a_.pad_h, a_.pad_w}, {pr_h, pr_w});
+                                      {a_.dilation_h - 1, a_.dilation_w - 1}, {a_.pad_h, a_.pad_w},
+                                      {pr_h, pr_w});
     dnnl::convolution_forward::primitive_desc pd(d, attr, ctx_->engine);
     p.batch = batch;
     p.has_bias = bias;
@@ -282,8 +292,8 @@ class OnednnConvKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_conv2d(const std::shared_ptr<Context>& ctx, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                     KernelInfo* info) {
+Status create_conv2d(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                     std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   const Shape& xs = plan.src_shapes[0];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// CPUID (through GCC's __builtin_cpu_supports, which also checks that the OS saves the wide registers) and the
-// caps: X86Options::max_isa, VITRT_MAX_ISA=avx2|avx512, VITRT_FORCE_REF=1.
+// CPUID (through GCC's __builtin_cpu_supports, which also checks that the OS saves the wide registers) and
+// the caps: X86Options::max_isa, VITRT_MAX_ISA=avx2|avx512, VITRT_FORCE_REF=1.
 #include <cstdlib>
 #include <cstring>
 
@@ -28,9 +28,12 @@ X86Isa x86_effective_isa(const X86Options& options) {
     const char* cap = std::getenv("VITRT_MAX_ISA");
     if (cap && *cap) {
       X86Isa c = isa;
-      if (std::strcmp(cap, "avx2") == 0) c = X86Isa::kAvx2;
-      else if (std::strcmp(cap, "avx512") == 0) c = X86Isa::kAvx512;
-      else if (std::strcmp(cap, "none") == 0 || std::strcmp(cap, "ref") == 0) c = X86Isa::kNone;
+      if (std::strcmp(cap, "avx2") == 0)
+        c = X86Isa::kAvx2;
+      else if (std::strcmp(cap, "avx512") == 0)
+        c = X86Isa::kAvx512;
+      else if (std::strcmp(cap, "none") == 0 || std::strcmp(cap, "ref") == 0)
+        c = X86Isa::kNone;
       if (static_cast<int>(c) < static_cast<int>(isa)) isa = c;
     }
   }
@@ -39,9 +42,12 @@ X86Isa x86_effective_isa(const X86Options& options) {
 
 const char* x86_isa_name(X86Isa isa) {
   switch (isa) {
-    case X86Isa::kAvx512: return "avx512";
-    case X86Isa::kAvx2: return "avx2";
-    default: return "none";
+    case X86Isa::kAvx512:
+      return "avx512";
+    case X86Isa::kAvx2:
+      return "avx2";
+    default:
+      return "none";
   }
 }
 

@@ -7,6 +7,7 @@
 // Output rows (b, oy) are split over the threads; the epilogue activation runs on each pixel while it is in
 // cache.
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "backends/cpu/ref/activation.h"
@@ -169,7 +170,14 @@ Status create_conv2d_any_layout(const std::shared_ptr<Context>& ctx, const Kerne
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (a->channels_last) return create_conv2d_channels_last(ctx, plan, kernel, info);
-  return create_conv2d(ctx, plan, kernel, info);
+  // Depthwise: the direct NCHW kernel in conv2d.cpp; everything else on the packed GEMM (oneDNN, whose
+  // execute allocates, with VITRT_X86_ONEDNN=1).
+  static const bool onednn = std::getenv("VITRT_X86_ONEDNN") && std::getenv("VITRT_X86_ONEDNN")[0] == '1';
+  const Shape& xs = plan.src_shapes[0];
+  const Shape& ws = plan.src_shapes[1];
+  const bool depthwise = xs.rank == 4 && ws.rank == 4 && a->groups == xs[1] && ws[0] == xs[1] && ws[1] == 1;
+  if (depthwise || onednn) return create_conv2d(ctx, plan, kernel, info);
+  return create_conv2d_gemm(ctx, plan, kernel, info);
 }
 
 }  // namespace x86

@@ -11,7 +11,10 @@ namespace {
 class GeluKernel final : public ref::RefKernel {
  public:
   GeluKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, bool tanh_form)
-      : RefKernel(plan), ctx_(std::move(ctx)), tanh_(tanh_form), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        tanh_(tanh_form),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -37,8 +40,8 @@ class GeluKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_gelu(const std::shared_ptr<Context>& ctx, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                   KernelInfo* info) {
+Status create_gelu(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                   std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const GeluAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (a->approximation != GeluApproximation::kErf && a->approximation != GeluApproximation::kTanh)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LaViT's attention inner loops at AVX-512 (F/BW/VL/DQ); built with -mavx512*, only called when CPUID reports them.
+// LaViT's attention inner loops at AVX-512 (F/BW/VL/DQ); built with -mavx512*, only called when CPUID reports
+// them.
 #include "backends/cpu/x86/lavit_attention_impl.h"
 
 namespace vitrt {

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// LaViT's attention inner loops (lavit_attention_simd.h), written once on xsimd batches and instantiated per ISA
-// (lavit_attention_avx512.cpp, lavit_attention_avx2.cpp). Everything lives in an anonymous namespace so that no
-// inline function compiled with AVX-512 flags can be merged by the linker into the AVX2 or baseline code.
+// LaViT's attention inner loops (lavit_attention_simd.h), written once on xsimd batches and instantiated per
+// ISA (lavit_attention_avx512.cpp, lavit_attention_avx2.cpp). Everything lives in an anonymous namespace so
+// that no inline function compiled with AVX-512 flags can be merged by the linker into the AVX2 or baseline
+// code.
 //
-// Two register-tile shapes do all the arithmetic: a row-broadcast tile (R rows of a strided A broadcast against
-// V vectors of a row-major B: the scores q·Kᵀ, T = prev·Θᵀ and P·V) and the packed MR x NR GEMM tile of Ψ·T.
-// Column tails: our own packed operands are zero-padded to a multiple of 16; V and the outputs are not, so their
-// last vector is recomputed at an overlapping offset (same values, written twice) and only a width below one
-// vector takes a scalar loop.
-#include <xsimd/xsimd.hpp>
-
+// Two register-tile shapes do all the arithmetic: a row-broadcast tile (R rows of a strided A broadcast
+// against V vectors of a row-major B: the scores q·Kᵀ, T = prev·Θᵀ and P·V) and the packed MR x NR GEMM tile
+// of Ψ·T. Column tails: our own packed operands are zero-padded to a multiple of 16; V and the outputs are
+// not, so their last vector is recomputed at an overlapping offset (same values, written twice) and only a
+// width below one vector takes a scalar loop.
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/x86/lavit_attention_simd.h"
 
@@ -73,17 +73,24 @@ inline void bcast_cols(const float* a, int64_t lda, const float* b, int64_t ldb,
   auto at = [&](int64_t j0) { return [&st, j0](int r, int v, const VF<A>& x) { st(r, j0 + v * W, x); }; };
   for (; j + VM * W <= ncol; j += VM * W) bcast_tile<A, R, VM>(a, lda, b + j, ldb, kn, at(j));
   switch ((ncol - j) / W) {
-    case 0: break;
-    case 1: bcast_tile<A, R, 1>(a, lda, b + j, ldb, kn, at(j)); break;
-    case 2: bcast_tile<A, R, 2>(a, lda, b + j, ldb, kn, at(j)); break;
-    default: bcast_tile<A, R, 3>(a, lda, b + j, ldb, kn, at(j)); break;
+    case 0:
+      break;
+    case 1:
+      bcast_tile<A, R, 1>(a, lda, b + j, ldb, kn, at(j));
+      break;
+    case 2:
+      bcast_tile<A, R, 2>(a, lda, b + j, ldb, kn, at(j));
+      break;
+    default:
+      bcast_tile<A, R, 3>(a, lda, b + j, ldb, kn, at(j));
+      break;
   }
 }
 
 // o[r][0..V·W) = inv[r] · Σ_j p[r·ldp + j] · v[j·vs + 0..V·W), R rows.
 template <class A, int R, int V>
-inline void pv_tile(const float* p, int64_t ldp, const float* v, int64_t vs, int64_t nk, const float* inv, float* o,
-                    int64_t os) {
+inline void pv_tile(const float* p, int64_t ldp, const float* v, int64_t vs, int64_t nk, const float* inv,
+                    float* o, int64_t os) {
   using B = VF<A>;
   constexpr int W = B::size;
   B acc[R][V];
@@ -105,8 +112,8 @@ inline void pv_tile(const float* p, int64_t ldp, const float* v, int64_t vs, int
 
 // P·V for R rows over all d output columns (tail: an overlapping last vector, or scalar below one vector).
 template <class A, int R>
-inline void pv_rows(const float* p, int64_t ldp, const float* v, int64_t vs, int64_t nk, int64_t d, const float* inv,
-                    float* o, int64_t os) {
+inline void pv_rows(const float* p, int64_t ldp, const float* v, int64_t vs, int64_t nk, int64_t d,
+                    const float* inv, float* o, int64_t os) {
   constexpr int W = VF<A>::size;
   constexpr int VM = max_vectors<A>();
   if (d < W) {
@@ -121,10 +128,17 @@ inline void pv_rows(const float* p, int64_t ldp, const float* v, int64_t vs, int
   int64_t c = 0;
   for (; c + VM * W <= d; c += VM * W) pv_tile<A, R, VM>(p, ldp, v + c, vs, nk, inv, o + c, os);
   switch ((d - c) / W) {
-    case 0: break;
-    case 1: pv_tile<A, R, 1>(p, ldp, v + c, vs, nk, inv, o + c, os); break;
-    case 2: pv_tile<A, R, 2>(p, ldp, v + c, vs, nk, inv, o + c, os); break;
-    default: pv_tile<A, R, 3>(p, ldp, v + c, vs, nk, inv, o + c, os); break;
+    case 0:
+      break;
+    case 1:
+      pv_tile<A, R, 1>(p, ldp, v + c, vs, nk, inv, o + c, os);
+      break;
+    case 2:
+      pv_tile<A, R, 2>(p, ldp, v + c, vs, nk, inv, o + c, os);
+      break;
+    default:
+      pv_tile<A, R, 3>(p, ldp, v + c, vs, nk, inv, o + c, os);
+      break;
   }
   if (d % W) pv_tile<A, R, 1>(p, ldp, v + d - W, vs, nk, inv, o + d - W, os);
 }
@@ -170,7 +184,8 @@ template <class A, int R>
 inline void finish_group(const SoftmaxPv& a, int64_t r0) {
   float inv[R];
   for (int r = 0; r < R; ++r) inv[r] = finish_row<A>(a, r0 + r);
-  pv_rows<A, R>(a.p + r0 * a.nkp, a.nkp, a.v, a.v_stride, a.nk, a.d, inv, a.out + r0 * a.out_stride, a.out_stride);
+  pv_rows<A, R>(a.p + r0 * a.nkp, a.nkp, a.v, a.v_stride, a.nk, a.d, inv, a.out + r0 * a.out_stride,
+                a.out_stride);
 }
 
 template <class A>
@@ -211,9 +226,10 @@ void theta_rows(const ThetaRows& t) {
   int64_t r = 0;
   for (; r + kRows <= t.rows; r += kRows) {
     float* dst = t.t + r * nkp;
-    bcast_cols<A, kRows>(t.prev + r * t.nk, t.nk, t.theta_t, nkp, t.nk, nkp, [&](int i, int64_t col, const B& x) {
-      (x + B::load_unaligned(t.theta_b + col)).store_aligned(dst + i * nkp + col);
-    });
+    bcast_cols<A, kRows>(t.prev + r * t.nk, t.nk, t.theta_t, nkp, t.nk, nkp,
+                         [&](int i, int64_t col, const B& x) {
+                           (x + B::load_unaligned(t.theta_b + col)).store_aligned(dst + i * nkp + col);
+                         });
   }
   for (; r < t.rows; ++r) {
     float* dst = t.t + r * nkp;
@@ -223,11 +239,11 @@ void theta_rows(const ThetaRows& t) {
   }
 }
 
-// C[0..rows)[0..V·W) (+)= A panel · B panel over kn, A packed [kn][MR], B [kn][ldb]; the first k block adds the
-// row bias instead of C.
+// C[0..rows)[0..V·W) (+)= A panel · B panel over kn, A packed [kn][MR], B [kn][ldb]; the first k block adds
+// the row bias instead of C.
 template <class A, int V>
-inline void gemm_tile(const float* ap, const float* bp, int64_t ldb, int64_t kn, float* c, int64_t ldc, int rows,
-                      const float* bias, bool first) {
+inline void gemm_tile(const float* ap, const float* bp, int64_t ldb, int64_t kn, float* c, int64_t ldc,
+                      int rows, const float* bias, bool first) {
   using B = VF<A>;
   constexpr int W = B::size;
   constexpr int MR = kGemmMr;
@@ -262,8 +278,9 @@ template <class A>
 void panel_gemm(const PanelGemm& g) {
   constexpr int W = VF<A>::size;
   constexpr int MR = kGemmMr, NR = gemm_nr<A>();
-  // Equal k blocks of at most 512 (the 6 x kc A panel stays in L1) and column blocks of 256 (the kc x 256 B block
-  // stays in L2); measured flat around these values, within a few % of oneDNN's brgemm on the same shapes.
+  // Equal k blocks of at most 512 (the 6 x kc A panel stays in L1) and column blocks of 256 (the kc x 256 B
+  // block stays in L2); measured flat around these values, within a few % of oneDNN's brgemm on the same
+  // shapes.
   constexpr int64_t kMaxKc = 512, kNc = 256;
   const int64_t nkb = (g.k + kMaxKc - 1) / kMaxKc, kc = nkb ? (g.k + nkb - 1) / nkb : 0;
   const int64_t np = (g.ncolp + NR - 1) / NR, ppb = NR >= kNc ? 1 : kNc / NR;
@@ -281,10 +298,18 @@ void panel_gemm(const PanelGemm& g) {
           const float* bp = g.b + p * g.k * NR + k0 * w;
           float* c = crow + p * NR;
           switch (w / W) {
-            case 1: gemm_tile<A, 1>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0); break;
-            case 2: gemm_tile<A, 2>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0); break;
-            case 3: gemm_tile<A, 3>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0); break;
-            default: gemm_tile<A, (NR / W < 4 ? NR / W : 4)>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0); break;
+            case 1:
+              gemm_tile<A, 1>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0);
+              break;
+            case 2:
+              gemm_tile<A, 2>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0);
+              break;
+            case 3:
+              gemm_tile<A, 3>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0);
+              break;
+            default:
+              gemm_tile<A, (NR / W < 4 ? NR / W : 4)>(ap, bp, w, kn, c, g.ldc, rows, bias, k0 == 0);
+              break;
           }
         }
       }
@@ -348,7 +373,8 @@ void residual_row(const ResidualRow& r) {
       const B g(r.gamma[o]);
       keys([&](int64_t j) {
         B acc(r.pw_b[o]);
-        for (int64_t c = 0; c < r.h1; ++c) acc = xsimd::fma(B(w[c]), B::load_unaligned(r.a + c * nk + j), acc);
+        for (int64_t c = 0; c < r.h1; ++c)
+          acc = xsimd::fma(B(w[c]), B::load_unaligned(r.a + c * nk + j), acc);
         (acc * g).store_unaligned(dst + j);
       });
     }

@@ -2,8 +2,8 @@
 // Copyright the vitrt authors.
 #pragma once
 // LaViT's attention inner loops (MODELS.md §4.2), one table per ISA level: lavit_attention_impl.h writes them
-// once on xsimd batches, lavit_attention_avx512.cpp and lavit_attention_avx2.cpp instantiate them. Callers split
-// the work over threads and hand every call its own scratch; nothing here allocates or threads.
+// once on xsimd batches, lavit_attention_avx512.cpp and lavit_attention_avx2.cpp instantiate them. Callers
+// split the work over threads and hand every call its own scratch; nothing here allocates or threads.
 #include <cstdint>
 
 namespace vitrt {
@@ -25,7 +25,8 @@ struct SoftmaxPv {
   int64_t nkp = 0;     // nk rounded up to 16
 };
 
-// One block of query rows of one (batch, head) of SoftmaxAttention: s = scale·q·kᵀ, then SoftmaxPv with s = p.
+// One block of query rows of one (batch, head) of SoftmaxAttention: s = scale·q·kᵀ, then SoftmaxPv with s =
+// p.
 struct ScoreBlock {
   const float* q = nullptr;  // first query row, head offset applied
   int64_t q_stride = 0;
@@ -36,7 +37,7 @@ struct ScoreBlock {
 
 // T rows of ReusedAttention: t[i][0..nkp) = θ_b + prev[i]·Θᵀ.
 struct ThetaRows {
-  const float* prev = nullptr;  // [rows][nk]
+  const float* prev = nullptr;     // [rows][nk]
   const float* theta_t = nullptr;  // Θᵀ [nk][nkp], zero-padded
   const float* theta_b = nullptr;  // [nkp], zero-padded
   int64_t rows = 0, nk = 0, nkp = 0;
@@ -44,8 +45,9 @@ struct ThetaRows {
 };
 
 // C = A·B + bias (bias per row) over row blocks [mb_lo, mb_hi) of `mr` rows. A is packed at plan time as
-// [ceil(m/mr)][k][mr] (rows past m zero); B as column panels of `nr` columns (the last one narrower, a multiple
-// of 16), panel p at b + p·k·nr, laid out [k][panel width]. C rows are `ldc` apart; its columns [0, ncolp).
+// [ceil(m/mr)][k][mr] (rows past m zero); B as column panels of `nr` columns (the last one narrower, a
+// multiple of 16), panel p at b + p·k·nr, laid out [k][panel width]. C rows are `ldc` apart; its columns [0,
+// ncolp).
 struct PanelGemm {
   const float* a = nullptr;
   const float* b = nullptr;
@@ -68,9 +70,9 @@ struct ResidualRow {
 };
 
 struct LavitSimd {
-  int width;       // floats per vector
-  int gemm_mr;     // rows per packed A panel of PanelGemm
-  int gemm_nr;     // columns per full B panel of PanelGemm
+  int width;    // floats per vector
+  int gemm_mr;  // rows per packed A panel of PanelGemm
+  int gemm_nr;  // columns per full B panel of PanelGemm
   void (*softmax_pv)(const SoftmaxPv& a);
   void (*score_block)(const ScoreBlock& a);
   void (*theta_rows)(const ThetaRows& a);

@@ -11,7 +11,10 @@ namespace {
 class LayerNormKernel final : public ref::RefKernel {
  public:
   LayerNormKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, float eps)
-      : RefKernel(plan), ctx_(std::move(ctx)), eps_(eps), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        eps_(eps),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -39,8 +42,8 @@ class LayerNormKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_layer_norm(const std::shared_ptr<Context>& ctx, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                         KernelInfo* info) {
+Status create_layer_norm(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                         std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const LayerNormAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!(a->eps >= 0.0f)) return Status::Ok();  // the reference reports it

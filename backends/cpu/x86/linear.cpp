@@ -103,7 +103,8 @@ class LinearKernel final : public ref::RefKernel {
   }
 
  private:
-  void build(MatmulPrim& p, int64_t m, bool bias, const dnnl::primitive_attr& attr, const memory::desc& wei_md) {
+  void build(MatmulPrim& p, int64_t m, bool bias, const dnnl::primitive_attr& attr,
+             const memory::desc& wei_md) {
     const memory::desc src_md({m, k_}, dt::f32, tag::ab), dst_md({m, n_}, dt::f32, tag::ab);
     const memory::desc bias_md = bias ? memory::desc({1, n_}, dt::f32, tag::ab) : memory::desc();
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md), attr, ctx_->engine);
@@ -160,8 +161,8 @@ class LinearKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                     KernelInfo* info) {
+Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                     std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const LinearAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it

@@ -1,23 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // LinearAttention (SOFT, MODELS.md §3.4–3.6) on x86: the reference kernel's algorithm (backends/cpu/ref/
-// linear_attention.cpp, newton_inverse.cpp) step for step, with the inner loops vectorised across output columns
-// (linear_attention_impl.h) and the work split over (batch, head) items.
+// linear_attention.cpp, newton_inverse.cpp) step for step, with the inner loops vectorised across output
+// columns (linear_attention_impl.h) and the work split over (batch, head) items.
 //
 //   A. per item, in parallel: landmarks (r×r conv vectorised over output channels, then LayerNorm with double
-//      statistics and erf GELU exactly as the reference), stored transposed as Lᵀ [d][mp]; K2 [m][mp]; and for
-//      the scaled Newton variant the whole pseudo-inverse.
-//   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then the
+//      statistics and erf GELU exactly as the reference), stored transposed as Lᵀ [d][mp]; K2 [m][mp]; and
+//      for the scaled Newton variant the whole pseudo-inverse.
+//   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then
+//   the
 //      iterations per item in parallel.
-//   C. per item: V copied to [N][dp], K1 [N][mp], K1ᵀ·V [m][dp], then per block of 32 tokens (K1·K2⁺)·(K1ᵀ·V) plus
-//      the depthwise V conv, written into the merged [B,N,C] output. With fewer items than threads the items run
-//      one after another, each step split over token blocks (K1ᵀ·V over landmark rows, so that every element is
-//      still summed over all tokens in order).
+//   C. per item: V copied to [N][dp], K1 [N][mp], K1ᵀ·V [m][dp], then per block of 32 tokens (K1·K2⁺)·(K1ᵀ·V)
+//   plus
+//      the depthwise V conv, written into the merged [B,N,C] output. With fewer items than threads the items
+//      run one after another, each step split over token blocks (K1ᵀ·V over landmark rows, so that every
+//      element is still summed over all tokens in order).
 //
 // m and d are padded to mp, dp (multiples of the vector width) with zero columns, so every loop runs on whole
-// vectors and the top-left blocks stay exact. The sums run in the reference's order (FMA instead of a·b + c), the
-// scalar steps (step sizes, residual norms, SOFT-Norm scaling, LayerNorm, GELU) are the reference's own code.
-// Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads and batch:
+// vectors and the top-left blocks stay exact. The sums run in the reference's order (FMA instead of a·b + c),
+// the scalar steps (step sizes, residual norms, SOFT-Norm scaling, LayerNorm, GELU) are the reference's own
+// code. Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads and
+// batch:
 //   shared: packed landmark weights [d·r·r][dp], Lᵀ [BH][d][mp], K2 [BH][mp][mp], K2⁺ [BH][mp][mp], [BH] ×2;
 //   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], landmarks [m][dp], P [mp][mp], Newton work 2·m·mp,
 //               a block of K1·K2⁺ [32][mp] and of the output [32][dp], D^-1/2 [mp].
@@ -343,11 +346,13 @@ class LinearAttentionKernel final : public ref::RefKernel {
       for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
       for (int64_t j = s.d; j < s.dp; ++j) dst[j] = 0.0f;
     }
-    simd_->gaussian(run.q + (b * s.n + i0) * s.c + h * s.d, s.c, 1, a_.q_scale, run.ws + run.l.lt + bh * s.d * s.mp,
-                    s.mp, i1 - i0, s.d, s.mp, s.m, run.thread(g) + run.l.k1 + i0 * s.mp, s.mp);
+    simd_->gaussian(run.q + (b * s.n + i0) * s.c + h * s.d, s.c, 1, a_.q_scale,
+                    run.ws + run.l.lt + bh * s.d * s.mp, s.mp, i1 - i0, s.d, s.mp, s.m,
+                    run.thread(g) + run.l.k1 + i0 * s.mp, s.mp);
   }
 
-  // Landmark rows [p0, p1) of group g's K1ᵀ·V, each summed over all tokens in order (token chunks accumulate).
+  // Landmark rows [p0, p1) of group g's K1ᵀ·V, each summed over all tokens in order (token chunks
+  // accumulate).
   void kv_rows(const Run& run, int64_t p0, int64_t p1, int g) const {
     const Dims& s = run.s;
     const float* k1 = run.thread(g) + run.l.k1;
@@ -355,8 +360,8 @@ class LinearAttentionKernel final : public ref::RefKernel {
     float* kv = run.thread(g) + run.l.kv;
     for (int64_t t0 = 0; t0 < s.n; t0 += kKvChunk) {
       const int64_t nk = std::min(kKvChunk, s.n - t0);
-      simd_->gemm(k1 + t0 * s.mp + p0, 1, s.mp, vpad + t0 * s.dp, s.dp, p1 - p0, nk, s.dp, t0 > 0, kv + p0 * s.dp,
-                  s.dp);
+      simd_->gemm(k1 + t0 * s.mp + p0, 1, s.mp, vpad + t0 * s.dp, s.dp, p1 - p0, nk, s.dp, t0 > 0,
+                  kv + p0 * s.dp, s.dp);
     }
   }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LinearAttention's inner loops at AVX-512 (F/BW/VL/DQ); built with -mavx512*, only called when CPUID reports them.
+// LinearAttention's inner loops at AVX-512 (F/BW/VL/DQ); built with -mavx512*, only called when CPUID reports
+// them.
 #include "backends/cpu/x86/linear_attention_impl.h"
 
 namespace vitrt {

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// LinearAttention's inner loops (linear_attention_simd.h), written once on xsimd batches and instantiated per ISA
-// (linear_attention_avx512.cpp, linear_attention_avx2.cpp). Everything lives in an anonymous namespace so that no
-// inline function compiled with AVX-512 flags can be merged by the linker into the baseline or AVX2 code.
+// LinearAttention's inner loops (linear_attention_simd.h), written once on xsimd batches and instantiated per
+// ISA (linear_attention_avx512.cpp, linear_attention_avx2.cpp). Everything lives in an anonymous namespace so
+// that no inline function compiled with AVX-512 flags can be merged by the linker into the baseline or AVX2
+// code.
 //
-// Each loop is a register tile of R rows × V vectors of output columns: one accumulator per output element, the
-// terms added in the reference's order with FMA, so only the rounding of a·b + acc differs from the reference.
+// Each loop is a register tile of R rows × V vectors of output columns: one accumulator per output element,
+// the terms added in the reference's order with FMA, so only the rounding of a·b + acc differs from the
+// reference.
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/x86/linear_attention_simd.h"
 
-// GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y = __Y;`,
-// reached through xsimd::exp) as uninitialised once they are inlined here.
+// GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y =
+// __Y;`, reached through xsimd::exp) as uninitialised once they are inlined here.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
@@ -62,8 +64,8 @@ inline void la_gemm_tile(const float* a, int64_t ars, int64_t acs, const float* 
 
 // The last nv (< V + 1) vectors of a column block.
 template <class A, int R, int V>
-inline void la_gemm_tail(int64_t nv, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int64_t k,
-                         bool accumulate, float* c, int64_t ldc) {
+inline void la_gemm_tail(int64_t nv, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
+                         int64_t k, bool accumulate, float* c, int64_t ldc) {
   if constexpr (V > 0) {
     if (nv == V)
       la_gemm_tile<A, R, V>(a, ars, acs, b, ldb, k, accumulate, c, ldc);
@@ -73,17 +75,19 @@ inline void la_gemm_tail(int64_t nv, const float* a, int64_t ars, int64_t acs, c
 }
 
 template <class A, int R>
-inline void la_gemm_rows(const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int64_t k, int64_t cols,
-                         bool accumulate, float* c, int64_t ldc) {
+inline void la_gemm_rows(const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int64_t k,
+                         int64_t cols, bool accumulate, float* c, int64_t ldc) {
   constexpr int W = LaVec<A>::size, VM = la_max_vectors<A>();
   int64_t j = 0;
-  for (; j + VM * W <= cols; j += VM * W) la_gemm_tile<A, R, VM>(a, ars, acs, b + j, ldb, k, accumulate, c + j, ldc);
-  if (j < cols) la_gemm_tail<A, R, VM - 1>((cols - j) / W, a, ars, acs, b + j, ldb, k, accumulate, c + j, ldc);
+  for (; j + VM * W <= cols; j += VM * W)
+    la_gemm_tile<A, R, VM>(a, ars, acs, b + j, ldb, k, accumulate, c + j, ldc);
+  if (j < cols)
+    la_gemm_tail<A, R, VM - 1>((cols - j) / W, a, ars, acs, b + j, ldb, k, accumulate, c + j, ldc);
 }
 
 template <class A, int R>
-inline void la_gemm_row_tail(int64_t nr, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
-                             int64_t k, int64_t cols, bool accumulate, float* c, int64_t ldc) {
+inline void la_gemm_row_tail(int64_t nr, const float* a, int64_t ars, int64_t acs, const float* b,
+                             int64_t ldb, int64_t k, int64_t cols, bool accumulate, float* c, int64_t ldc) {
   if constexpr (R > 0) {
     if (nr == R)
       la_gemm_rows<A, R>(a, ars, acs, b, ldb, k, cols, accumulate, c, ldc);
@@ -100,7 +104,8 @@ void la_gemm(const float* a, int64_t ars, int64_t acs, const float* b, int64_t l
   for (; i + R <= rows; i += R)
     la_gemm_rows<A, R>(a + i * ars, ars, acs, b, ldb, k, cols, accumulate, c + i * ldc, ldc);
   if (i < rows)
-    la_gemm_row_tail<A, R - 1>(rows - i, a + i * ars, ars, acs, b, ldb, k, cols, accumulate, c + i * ldc, ldc);
+    la_gemm_row_tail<A, R - 1>(rows - i, a + i * ars, ars, acs, b, ldb, k, cols, accumulate, c + i * ldc,
+                               ldc);
 }
 
 // ---- Gaussian kernel, direct difference form ----
@@ -145,16 +150,18 @@ inline void la_gauss_rows(const float* a, int64_t ars, int64_t acs, float scale,
                           int64_t d, int64_t cols, float* c, int64_t ldc) {
   constexpr int W = LaVec<A>::size, VM = la_max_vectors<A>();
   int64_t j = 0;
-  for (; j + VM * W <= cols; j += VM * W) la_gauss_tile<A, R, VM>(a, ars, acs, scale, bt + j, ldb, d, c + j, ldc);
+  for (; j + VM * W <= cols; j += VM * W)
+    la_gauss_tile<A, R, VM>(a, ars, acs, scale, bt + j, ldb, d, c + j, ldc);
   if (j < cols) la_gauss_tail<A, R, VM - 1>((cols - j) / W, a, ars, acs, scale, bt + j, ldb, d, c + j, ldc);
 }
 
 template <class A>
-void la_gaussian(const float* a, int64_t ars, int64_t acs, float scale, const float* bt, int64_t ldb, int64_t rows,
-                 int64_t d, int64_t cols, int64_t valid, float* c, int64_t ldc) {
+void la_gaussian(const float* a, int64_t ars, int64_t acs, float scale, const float* bt, int64_t ldb,
+                 int64_t rows, int64_t d, int64_t cols, int64_t valid, float* c, int64_t ldc) {
   constexpr int R = 4;
   int64_t i = 0;
-  for (; i + R <= rows; i += R) la_gauss_rows<A, R>(a + i * ars, ars, acs, scale, bt, ldb, d, cols, c + i * ldc, ldc);
+  for (; i + R <= rows; i += R)
+    la_gauss_rows<A, R>(a + i * ars, ars, acs, scale, bt, ldb, d, cols, c + i * ldc, ldc);
   for (; i < rows; ++i) la_gauss_rows<A, 1>(a + i * ars, ars, acs, scale, bt, ldb, d, cols, c + i * ldc, ldc);
   for (i = 0; i < rows; ++i)
     for (int64_t j = valid; j < cols; ++j) c[i * ldc + j] = 0.0f;
@@ -235,8 +242,8 @@ void la_landmark_conv(const LandmarkConvArgs& p) {
 
 // ---- V conv + attention result -> output ----
 
-// P consecutive tokens of one image row from token i (at y, x), V vectors of channels from j0. Interior: every
-// tap of every token is inside the image horizontally (only the vertical bound is checked).
+// P consecutive tokens of one image row from token i (at y, x), V vectors of channels from j0. Interior:
+// every tap of every token is inside the image horizontally (only the vertical bound is checked).
 template <class A, int P, int V, bool Interior>
 inline void la_vconv_tile(const VConvArgs& a, int64_t i, int64_t y, int64_t x, int64_t j0) {
   using B = LaVec<A>;
@@ -255,7 +262,8 @@ inline void la_vconv_tile(const VConvArgs& a, int64_t i, int64_t y, int64_t x, i
       const B wv(a.w[ky * k + kx]);
       const float* src = row + ix * dp;
       for (int p = 0; p < P; ++p)
-        for (int v = 0; v < V; ++v) acc[p][v] = xsimd::fma(wv, B::load_unaligned(src + p * dp + v * W), acc[p][v]);
+        for (int v = 0; v < V; ++v)
+          acc[p][v] = xsimd::fma(wv, B::load_unaligned(src + p * dp + v * W), acc[p][v]);
     }
   }
   for (int p = 0; p < P; ++p) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // ReusedAttention (LaViT's Less-Attention layer, MODELS.md §4.2) in three threaded phases:
-//   1. T = S_prev·Θᵀ + θ_b for every (b, h): row-broadcast tiles against Θᵀ, written as the column panels of one
+//   1. T = S_prev·Θᵀ + θ_b for every (b, h): row-broadcast tiles against Θᵀ, written as the column panels of
+//   one
 //      matrix T_all [N, B·h·N'] (column (b·heads + h)·N' + j), the packed B operand of phase 2.
 //   2. S_all = Ψ·T_all + ψ_b: Ψ is shared by every batch item and head, so all of them are one cache-blocked
 //      GEMM (N x N x B·h·N': 784 x 784 x 98 at stage 2 for one image) with Ψ packed at plan time. Our own
@@ -23,7 +24,9 @@ namespace {
 constexpr int64_t kQueryBlock = 32;  // rows per phase-3 item
 constexpr int64_t kThetaBlock = 16;  // rows per phase-1 item
 
-int64_t up16(int64_t x) { return (x + 15) / 16 * 16; }
+int64_t up16(int64_t x) {
+  return (x + 15) / 16 * 16;
+}
 
 bool constant_f32(const KernelPlan& plan, int i) {
   const Tensor* t = plan.src_tensors[i];
@@ -34,7 +37,10 @@ bool constant_f32(const KernelPlan& plan, int i) {
 class ReusedAttentionKernel final : public ref::RefKernel {
  public:
   ReusedAttentionKernel(const KernelPlan& plan, const LavitSimd* simd, int heads)
-      : RefKernel(plan), simd_(simd), heads_(heads), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {
+      : RefKernel(plan),
+        simd_(simd),
+        heads_(heads),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {
     const Shape& s = plan.src_shapes[0];
     n_ = s[2];
     nk_ = s[3];
@@ -79,7 +85,7 @@ class ReusedAttentionKernel final : public ref::RefKernel {
         args.workspace_bytes < static_cast<size_t>(shared_floats(n, ncolp) + per * nt) * sizeof(float))
       return fail("workspace smaller than these shapes need (larger than planned?)");
     float* t_all = static_cast<float*>(args.workspace);  // column panels of nr, [N][width] each
-    float* s_all = t_all + n * ncolp;                     // [N][ncolp]
+    float* s_all = t_all + n * ncolp;                    // [N][ncolp]
     float* scratch = s_all + n * ncolp;
     const LavitSimd* simd = simd_;
     auto panel_at = [&](int64_t col, int64_t* width) {  // start of column col's panel and its width

@@ -11,17 +11,17 @@ namespace x86 {
 
 enum class BinaryOp : int { kAdd = 0, kMul = 1 };
 
-// One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys taken
-// kb at a time with an online (rescaled) softmax, so no Nq x Nk matrix ever exists.
+// One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys
+// taken kb at a time with an online (rescaled) softmax, so no Nq x Nk matrix ever exists.
 struct AttnBlock {
   const float* q = nullptr;  // first query row of the block, head column offset applied
   const float* k = nullptr;  // first key row, head offset applied
   const float* v = nullptr;
   int64_t q_stride = 0, k_stride = 0, v_stride = 0;  // between tokens (floats)
-  int64_t nq = 0;  // query rows in this block
-  int64_t nk = 0;  // keys
-  int64_t d = 0;   // head dim
-  int64_t kb = 0;  // key block (a multiple of 16)
+  int64_t nq = 0;                                    // query rows in this block
+  int64_t nk = 0;                                    // keys
+  int64_t d = 0;                                     // head dim
+  int64_t kb = 0;                                    // key block (a multiple of 16)
   float scale = 1.0f;
   float* out = nullptr;  // first output row, head offset applied
   int64_t out_stride = 0;

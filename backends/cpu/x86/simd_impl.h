@@ -4,11 +4,10 @@
 // The inner loops, written once on xsimd batches and instantiated per ISA (simd_avx512.cpp, simd_avx2.cpp).
 // Everything lives in an anonymous namespace so that no inline function compiled with AVX-512 flags can be
 // merged by the linker into the baseline or AVX2 code.
-#include <xsimd/xsimd.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/x86/simd.h"
 
@@ -161,8 +160,8 @@ void layer_norm(const float* x, float* y, int64_t rows, int64_t c, const float* 
 
 // S[r][0..np) = scale · q_r · Kt, R rows x V vectors of keys.
 template <class A, int R, int V>
-inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s, int64_t ss,
-                       float scale) {
+inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s,
+                       int64_t ss, float scale) {
   using B = VF<A>;
   constexpr int W = B::size;
   B acc[R][V];
@@ -182,8 +181,8 @@ inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, 
 }
 
 template <class A, int R>
-inline void score_rows(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s, int64_t ss,
-                       float scale) {
+inline void score_rows(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s,
+                       int64_t ss, float scale) {
   constexpr int W = VF<A>::size;
   constexpr int V = W == 16 ? 4 : 2;
   int64_t j = 0;
@@ -193,7 +192,8 @@ inline void score_rows(const float* q, int64_t qs, const float* kt, int64_t np, 
 
 // O[r][c0..c0+V·W) += Σ_j P[r][j] · V[j][c0..], R rows.
 template <class A, int R, int V>
-inline void pv_tile(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, float* o, int64_t os) {
+inline void pv_tile(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, float* o,
+                    int64_t os) {
   using B = VF<A>;
   constexpr int W = B::size;
   B acc[R][V];
@@ -233,11 +233,11 @@ void attention_block(const AttnBlock& a) {
   constexpr int64_t W = B::size;
   auto up = [](int64_t x) { return (x + 15) / 16 * 16; };
   const int64_t d = a.d, nq = a.nq, kb = a.kb;
-  float* kt = a.scratch;          // [d][np]
-  float* s = kt + up(d * kb);     // [nq][kb]
-  float* o = s + up(nq * kb);     // [nq][d]
-  float* m = o + up(nq * d);      // [nq]
-  float* l = m + up(nq);          // [nq]
+  float* kt = a.scratch;       // [d][np]
+  float* s = kt + up(d * kb);  // [nq][kb]
+  float* o = s + up(nq * kb);  // [nq][d]
+  float* m = o + up(nq * d);   // [nq]
+  float* l = m + up(nq);       // [nq]
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < nq * d; ++i) o[i] = 0.0f;
   for (int64_t i = 0; i < nq; ++i) {
@@ -256,8 +256,10 @@ void attention_block(const AttnBlock& a) {
       for (int64_t jj = n; jj < np; ++jj) kt[t * np + jj] = 0.0f;
     // Scores.
     int64_t i = 0;
-    for (; i + 4 <= nq; i += 4) score_rows<A, 4>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
-    for (; i < nq; ++i) score_rows<A, 1>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
+    for (; i + 4 <= nq; i += 4)
+      score_rows<A, 4>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
+    for (; i < nq; ++i)
+      score_rows<A, 1>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
     // Online softmax: P = exp(S - m_new), rescale the running sums and outputs.
     for (i = 0; i < nq; ++i) {
       float* sr = s + i * kb;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Fused SoftmaxAttention: work items are (batch, head, block of 32 query rows), split over the threads, reading
-// Q, K and V in place in any of the three AttentionInputs layouts.
+// Fused SoftmaxAttention: work items are (batch, head, block of 32 query rows), split over the threads,
+// reading Q, K and V in place in any of the three AttentionInputs layouts.
 // - Plain: each item runs against all keys, kb keys at a time with an online softmax (simd_impl.h
-//   attention_block). No Nq x Nk matrix: the per-thread scratch is one Kᵀ block, one score block and the output
-//   accumulators, sized at plan time.
-// - With the score-bias input and/or the scores output (LaViT's VA layers, few keys: N' = 49 at 224): the whole
+//   attention_block). No Nq x Nk matrix: the per-thread scratch is one Kᵀ block, one score block and the
+//   output accumulators, sized at plan time.
+// - With the score-bias input and/or the scores output (LaViT's VA layers, few keys: N' = 49 at 224): the
+// whole
 //   score block [32, Nk] is computed at once (lavit_attention_impl.h score_block), the bias added, the scores
 //   written out, then softmax·V. Per thread: the head's Kᵀ (transposed once per head, not per block) and the
 //   score block.
@@ -27,7 +28,9 @@ int64_t key_block(int64_t nk) {
   return up < kKeyBlock ? (up < 16 ? 16 : up) : kKeyBlock;
 }
 
-int64_t up16(int64_t x) { return (x + 15) / 16 * 16; }
+int64_t up16(int64_t x) {
+  return (x + 15) / 16 * 16;
+}
 
 int layout_inputs(AttentionInputs layout) {
   return layout == AttentionInputs::kSeparate ? 3 : layout == AttentionInputs::kQkvPacked ? 1 : 2;
@@ -79,9 +82,14 @@ Operands locate(AttentionInputs layout, const KernelArgs& args) {
 class AttentionKernel final : public ref::RefKernel {
  public:
   AttentionKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const SoftmaxAttentionAttrs& a)
-      : RefKernel(plan), ctx_(std::move(ctx)), a_(a), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
-  static int64_t thread_floats(int64_t nk, int64_t d) { return attn_scratch_floats(kQueryBlock, key_block(nk), d); }
+  static int64_t thread_floats(int64_t nk, int64_t d) {
+    return attn_scratch_floats(kQueryBlock, key_block(nk), d);
+  }
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -90,7 +98,8 @@ class AttentionKernel final : public ref::RefKernel {
     if (nq == 0 || batch == 0 || c == 0) return Status::Ok();
     float* out = args.dst[0]->f32();
     if (nk == 0) {
-      for (int64_t i = 0; i < batch * nq * c; ++i) out[i] = std::numeric_limits<float>::quiet_NaN();  // 0/0, as torch
+      for (int64_t i = 0; i < batch * nq * c; ++i)
+        out[i] = std::numeric_limits<float>::quiet_NaN();  // 0/0, as torch
       return Status::Ok();
     }
     const int nt = run_threads(args, planned_threads_);
@@ -156,7 +165,8 @@ class ScoredAttentionKernel final : public ref::RefKernel {
     if (nq == 0 || batch == 0 || c == 0) return Status::Ok();
     float* out = args.dst[0]->f32();
     if (nk == 0) {
-      for (int64_t i = 0; i < batch * nq * c; ++i) out[i] = std::numeric_limits<float>::quiet_NaN();  // 0/0, as torch
+      for (int64_t i = 0; i < batch * nq * c; ++i)
+        out[i] = std::numeric_limits<float>::quiet_NaN();  // 0/0, as torch
       return Status::Ok();
     }
     const int nt = run_threads(args, planned_threads_);
@@ -220,8 +230,11 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
   switch (a->inputs) {
     case AttentionInputs::kSeparate:
     case AttentionInputs::kQkvPacked:
-    case AttentionInputs::kQKvPacked: nb = layout_inputs(a->inputs); break;
-    default: return Status::Ok();
+    case AttentionInputs::kQKvPacked:
+      nb = layout_inputs(a->inputs);
+      break;
+    default:
+      return Status::Ok();
   }
   if (a->num_heads < 1 || plan.num_dst > 2 || plan.num_src > nb + 1) return Status::Ok();
   for (int i = 0; i < nb; ++i)
@@ -249,7 +262,8 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
     *kernel = std::make_unique<ScoredAttentionKernel>(plan, simd, *a);
     return Status::Ok();
   }
-  info->workspace_bytes = static_cast<size_t>(AttentionKernel::thread_floats(nk, d) * threads) * sizeof(float);
+  info->workspace_bytes =
+      static_cast<size_t>(AttentionKernel::thread_floats(nk, d) * threads) * sizeof(float);
   *kernel = std::make_unique<AttentionKernel>(plan, ctx, *a);
   return Status::Ok();
 }

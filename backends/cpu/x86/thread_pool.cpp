@@ -13,9 +13,13 @@ int ThreadPool::set_threads(int n) {
   return prev;
 }
 
-int ThreadPool::max_threads() { return omp_get_max_threads(); }
+int ThreadPool::max_threads() {
+  return omp_get_max_threads();
+}
 
-int ThreadPool::thread_index() { return omp_get_thread_num(); }
+int ThreadPool::thread_index() {
+  return omp_get_thread_num();
+}
 
 void ThreadPool::run_(int64_t n, int nthreads, Thunk thunk, const void* fn) {
   if (nthreads > n) nthreads = static_cast<int>(n);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// The backend's thread pool. Debian's oneDNN is built on OpenMP (libgomp), so the pool *is* libgomp's persistent
-// team: our loops and oneDNN's primitives run on the same threads and never oversubscribe the cores, and
-// set_threads() makes oneDNN use exactly the session's num_threads. parallel_for takes any callable by
-// reference (no std::function, no allocation).
+// The backend's thread pool. Debian's oneDNN is built on OpenMP (libgomp), so the pool *is* libgomp's
+// persistent team: our loops and oneDNN's primitives run on the same threads and never oversubscribe the
+// cores, and set_threads() makes oneDNN use exactly the session's num_threads. parallel_for takes any
+// callable by reference (no std::function, no allocation).
 #include <cstdint>
 
 namespace vitrt {

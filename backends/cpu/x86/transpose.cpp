@@ -18,7 +18,8 @@ namespace {
 constexpr int64_t kTile = 32;
 
 struct SwapPlan {
-  int64_t outer = 1, rows = 1, cols = 1, tail = 1;  // src [outer][rows][cols][tail] -> dst [outer][cols][rows][tail]
+  int64_t outer = 1, rows = 1, cols = 1,
+          tail = 1;  // src [outer][rows][cols][tail] -> dst [outer][cols][rows][tail]
 };
 
 // Merges adjacent kept axes; true when what is left is a swap of two groups (plus outer and tail groups).
@@ -127,7 +128,9 @@ void transpose_tile(const float* s, float* d, int64_t rows, int64_t cols, int64_
 class TransposeKernel final : public ref::RefKernel {
  public:
   TransposeKernel(const KernelPlan& plan, std::vector<int32_t> perm)
-      : RefKernel(plan), perm_(std::move(perm)), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        perm_(std::move(perm)),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -153,7 +156,8 @@ class TransposeKernel final : public ref::RefKernel {
         } else {
           for (int64_t c = c0; c < c1; ++c)
             for (int64_t r = r0; r < r1; ++r)
-              std::memcpy(d + (c * rows + r) * tail, s + (r * cols + c) * tail, static_cast<size_t>(tail) * sizeof(float));
+              std::memcpy(d + (c * rows + r) * tail, s + (r * cols + c) * tail,
+                          static_cast<size_t>(tail) * sizeof(float));
         }
       }
     });
@@ -167,14 +171,15 @@ class TransposeKernel final : public ref::RefKernel {
 
 }  // namespace
 
-Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan& plan, std::unique_ptr<Kernel>* kernel,
-                        KernelInfo*) {
+Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan& plan,
+                        std::unique_ptr<Kernel>* kernel, KernelInfo*) {
   const TransposeAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   // The grouping depends on which axes have size 1, so it must hold at the planned batch and at batch 1.
   SwapPlan p;
   const Shape& in = plan.src_shapes[0];
-  if (!plan_swap(in, a->perm, in.rank ? in.dims[0] : 1, &p) || !plan_swap(in, a->perm, 1, &p)) return Status::Ok();
+  if (!plan_swap(in, a->perm, in.rank ? in.dims[0] : 1, &p) || !plan_swap(in, a->perm, 1, &p))
+    return Status::Ok();
   Shape one = in;
   if (one.rank) one.dims[0] = 1;
   if (!plan_swap(one, a->perm, 1, &p)) return Status::Ok();

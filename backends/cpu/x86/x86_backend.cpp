@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The x86 backend: a table OpType -> x86 factory (nullptr = reference), the reference backend for everything the
-// x86 kernels decline, one oneDNN engine and stream per backend (i.e. per session).
+// The x86 backend: a table OpType -> x86 factory (nullptr = reference), the reference backend for everything
+// the x86 kernels decline, one oneDNN engine and stream per backend (i.e. per session).
 #include <mutex>
 
 #include "backends/cpu/x86/x86_internal.h"
@@ -13,35 +13,49 @@ namespace {
 
 Factory factory_for(OpType t) {
   switch (t) {
-    case OpType::kLinear: return create_linear;
-    case OpType::kConv2d: return create_conv2d_any_layout;
-    case OpType::kLayerNorm: return create_layer_norm;
-    case OpType::kGelu: return create_gelu;
+    case OpType::kLinear:
+      return create_linear_any;
+    case OpType::kConv2d:
+      return create_conv2d_any_layout;
+    case OpType::kLayerNorm:
+      return create_layer_norm;
+    case OpType::kGelu:
+      return create_gelu;
     case OpType::kAdd:
-    case OpType::kMul: return create_binary;
-    case OpType::kSoftmaxAttention: return create_softmax_attention;
-    case OpType::kTranspose: return create_transpose;
-    case OpType::kLinearAttention: return create_linear_attention;
-    case OpType::kReusedAttention: return create_reused_attention;
-    case OpType::kAttentionResidual: return create_attention_residual;
-    default: return nullptr;
+    case OpType::kMul:
+      return create_binary;
+    case OpType::kSoftmaxAttention:
+      return create_softmax_attention;
+    case OpType::kTranspose:
+      return create_transpose;
+    case OpType::kLinearAttention:
+      return create_linear_attention;
+    case OpType::kReusedAttention:
+      return create_reused_attention;
+    case OpType::kAttentionResidual:
+      return create_attention_residual;
+    default:
+      return nullptr;
   }
 }
 
 class X86Backend final : public Backend {
  public:
-  X86Backend(std::shared_ptr<Context> ctx, std::unique_ptr<Backend> ref) : ctx_(std::move(ctx)), ref_(std::move(ref)) {}
+  X86Backend(std::shared_ptr<Context> ctx, std::unique_ptr<Backend> ref)
+      : ctx_(std::move(ctx)), ref_(std::move(ref)) {}
 
   const char* name() const override { return "cpu"; }
 
   bool supports(const Node& node) const override { return ref_->supports(node); }
 
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
-    if (!plan.node || !kernel || !info) return invalid_argument("cpu backend: create_kernel needs a node and outputs");
+    if (!plan.node || !kernel || !info)
+      return invalid_argument("cpu backend: create_kernel needs a node and outputs");
     const Node& node = *plan.node;
     const std::string where = std::string(op_type_name(node.type)) + " '" + node.name + "'";
     if (!supports(node))
-      return unsupported("cpu backend: " + where + " (version " + std::to_string(node.version) + ") is not supported");
+      return unsupported("cpu backend: " + where + " (version " + std::to_string(node.version) +
+                         ") is not supported");
     if (plan.num_src < 0 || plan.num_src > kMaxOpInputs || plan.num_dst < 1 || plan.num_dst > kMaxOpOutputs)
       return bad_model("cpu backend: " + where + ": bad operand counts");
     bool all_f32 = true;

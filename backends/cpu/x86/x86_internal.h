@@ -24,19 +24,32 @@ struct Context {
 using Factory = Status (*)(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
                            std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
-Status create_linear(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
-Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_linear(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
+// Linear and Conv2d on the packed GEMM (gemm_linear.cpp, gemm_conv2d.cpp), and the entries that pick them
+// (oneDNN with VITRT_X86_ONEDNN=1).
+Status create_linear_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                          KernelInfo*);
+Status create_linear_any(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                         KernelInfo*);
+Status create_conv2d_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                          KernelInfo*);
+Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
 // Channels-last convolutions (depthwise_conv_nhwc.cpp), and the Conv2d entry that picks by layout.
-Status create_conv2d_channels_last(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
-                                   KernelInfo*);
+Status create_conv2d_channels_last(const std::shared_ptr<Context>&, const KernelPlan&,
+                                   std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_conv2d_any_layout(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
-Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                         KernelInfo*);
 Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
-Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
 Status create_softmax_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
-Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
+Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                        KernelInfo*);
 Status create_linear_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                KernelInfo*);
 Status create_reused_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
@@ -53,7 +66,8 @@ inline int run_threads(const KernelArgs& args, int planned) {
 
 // Executes a oneDNN primitive with up to 8 (arg, memory) pairs through the C API (no std::unordered_map).
 inline Status execute(const dnnl::primitive& p, const dnnl::stream& s, int n, const dnnl_exec_arg_t* args) {
-  if (dnnl_primitive_execute(p.get(), s.get(), n, args) != dnnl_success) return runtime_error("oneDNN execute failed");
+  if (dnnl_primitive_execute(p.get(), s.get(), n, args) != dnnl_success)
+    return runtime_error("oneDNN execute failed");
   if (dnnl_stream_wait(s.get()) != dnnl_success) return runtime_error("oneDNN stream wait failed");
   return Status::Ok();
 }

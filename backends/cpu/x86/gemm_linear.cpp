@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Linear on the backend's own packed GEMM (packed_gemm.h): y = x·Wᵀ + b, then the activation. The weight is
+// packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
+// nothing (oneDNN's execute allocates on every call, so it is kept only behind VITRT_X86_ONEDNN=1, for
+// comparisons).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/cpu/ref/activation.h"
+#include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/x86_internal.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+constexpr int64_t kStreamBytes =
+    64
+    << 20;  // only results far beyond the caches are stored non-temporally (their reader would miss anyway)
+constexpr int64_t kChunkTiles = 8;  // row tiles per task: 8 × 14 rows × 256 K × 4 B = 115 KB of A, in L2
+
+class GemmLinearKernel final : public ref::RefKernel {
+ public:
+  GemmLinearKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, Activation act)
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        act_(act),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {
+    const Shape& ws = plan.src_shapes[1];
+    n_ = ws[0];
+    k_ = ws[1];
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_);
+    packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, k_, gemm_->nr)));
+    bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
+    gemm_pack_transposed(plan.src_tensors[1]->f32(), n_, k_, gemm_->nr, packed_.data());
+  }
+  bool ok() const { return packed_ && bias_; }
+
+ protected:
+  Status compute(const KernelArgs& args) override {
+    if (args.src[1]->shape != planned_src_[1]) return fail("weight shape differs from the plan");
+    const float* x = args.src[0]->f32();
+    const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    float* y = args.dst[0]->f32();
+    const int64_t m = k_ > 0 ? args.src[0]->numel() / k_ : 0;
+    if (m == 0 || n_ == 0) return Status::Ok();
+    if (bias) std::copy(bias, bias + n_, bias_.data());  // zero-padded to whole panels
+    const int nr = gemm_->nr, mr = gemm_->mr;
+    const int threads = run_threads(args, planned_threads_);
+    const int64_t panels = gemm_panels(n_, nr);
+    // Tasks are (row chunk, panel), row-chunk-major: a chunk of A (at most kChunkTiles row tiles) stays in L2
+    // while a thread walks the panels; small problems are cut finer so every thread gets work.
+    const int64_t row_tiles = (m + mr - 1) / mr;
+    const int64_t want =
+        std::max<int64_t>((row_tiles + kChunkTiles - 1) / kChunkTiles, (2 * threads + panels - 1) / panels);
+    const int64_t chunks = std::min(row_tiles, want);
+    const int64_t chunk_rows = (row_tiles + chunks - 1) / chunks * mr;
+    const GemmKernels* g = gemm_;
+    const SimdTable* simd = ctx_->simd;
+    const Activation act = act_;
+    const float* packed = packed_.data();
+    const float* bias_pad = bias ? bias_.data() : nullptr;
+    const int64_t n = n_, k = k_;
+    const bool stream =
+        m * n * 4 > kStreamBytes && act != Activation::kGeluErf && act != Activation::kGeluTanh;
+    ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t p = t / chunks, r0 = (t % chunks) * chunk_rows;
+        if (r0 >= m) continue;
+        GemmPanel gp;
+        gp.a = x + r0 * k;
+        gp.lda = k;
+        gp.m = std::min(chunk_rows, m - r0);
+        gp.k = k;
+        gp.b = packed + p * k * nr;
+        gp.cols = std::min<int64_t>(nr, n - p * nr);
+        gp.c = y + r0 * n + p * nr;
+        gp.ldc = n;
+        gp.bias_cols = bias_pad ? bias_pad + p * nr : nullptr;
+        gp.relu = act == Activation::kRelu;
+        gp.stream = stream;
+        g->panel(gp);
+        if (act == Activation::kGeluErf || act == Activation::kGeluTanh)
+          for (int64_t r = 0; r < gp.m; ++r)
+            simd->gelu(gp.c + r * n, gp.c + r * n, gp.cols, act == Activation::kGeluTanh);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  Activation act_;
+  int planned_threads_;
+  const GemmKernels* gemm_ = nullptr;
+  int64_t n_ = 0, k_ = 0;
+  AlignedFloats packed_, bias_;
+};
+
+}  // namespace
+
+Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                          std::unique_ptr<Kernel>* kernel, KernelInfo*) {
+  const LinearAttrs* a = nullptr;
+  VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
+  if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it
+  const Tensor* w = plan.src_tensors[1];
+  const Shape& ws = plan.src_shapes[1];
+  if (!w || !w->is_constant || !w->constant.data || ws.rank != 2 || ws[0] < 1 || ws[1] < 1 ||
+      w->constant.size != static_cast<size_t>(ws.numel()) * sizeof(float) || plan.src_shapes[0].numel() == 0)
+    return Status::Ok();  // weights computed at run time, or empty: reference
+  auto k = std::make_unique<GemmLinearKernel>(plan, ctx, a->activation);
+  if (!k->ok()) return out_of_memory("Linear '" + plan.node->name + "': cannot allocate the packed weight");
+  if (std::getenv("VITRT_X86_VERBOSE"))
+    std::fprintf(stderr, "vitrt x86: Linear '%s' %s x [%lld,%lld]: packed gemm\n", plan.node->name.c_str(),
+                 plan.src_shapes[0].str().c_str(), static_cast<long long>(ws[0]),
+                 static_cast<long long>(ws[1]));
+  *kernel = std::move(k);
+  return Status::Ok();
+}
+
+Status create_linear_any(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                         std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
+  static const bool onednn = std::getenv("VITRT_X86_ONEDNN") && std::getenv("VITRT_X86_ONEDNN")[0] == '1';
+  return onednn ? create_linear(ctx, plan, kernel, info) : create_linear_gemm(ctx, plan, kernel, info);
+}
+
+}  // namespace x86
+}  // namespace vitrt

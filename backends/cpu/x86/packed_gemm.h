@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The x86 backend's own fp32 GEMM, C[M, N] = A[M, K] · B[K, N] (+ bias, activation), with B in packed column
+// panels: panel p holds columns [p·NR, p·NR + NR) as K rows of NR contiguous floats, zero past N. Linear
+// packs its weight into panels once at plan time; Conv2d packs its im2col panels at run time into the
+// workspace. The register tile is MR rows × NR columns (AVX-512: 14 × 32 in 28 zmm accumulators; AVX2: 6 × 16
+// in 12 ymm), K is blocked so one panel block stays in L1 while the row tiles stream past it. Nothing here
+// allocates or threads: the callers split panels over the thread pool.
+#include <cstdint>
+
+#include "ir/op_attrs.h"
+
+namespace vitrt {
+namespace x86 {
+
+// One panel's worth of C: rows [0, m) × columns [0, cols) of the panel (cols <= NR).
+struct GemmPanel {
+  const float* a = nullptr;  // A[0, 0], row-major with leading dimension lda
+  int64_t lda = 0;
+  int64_t m = 0, k = 0;
+  const float* b = nullptr;  // the packed panel: k × NR
+  int64_t cols = 0;
+  float* c = nullptr;  // C[0, first column of the panel], leading dimension ldc
+  int64_t ldc = 0;
+  const float* bias_cols = nullptr;  // NR floats (zero-padded) added to every row, or null
+  const float* bias_rows = nullptr;  // m floats, one per row, or null
+  bool relu = false;                 // max(0, ·) in registers; other activations run after, on the rows
+  // Final stores bypass the caches (non-temporal) where C rows are 64-byte aligned: for results much larger
+  // than the caches, it saves reading every C line before writing it.
+  bool stream = false;
+};
+
+struct GemmKernels {
+  const char* name;
+  int mr, nr;
+  void (*panel)(const GemmPanel& p);
+};
+
+// AVX-512 has two tiles: wide (8 × 48) and tall (14 × 32); AVX2 has one (6 × 16) and ignores `wide`.
+const GemmKernels* gemm_kernels_avx512(bool wide);
+const GemmKernels* gemm_kernels_avx2(bool wide);
+// The tile for an m × n product: the wide one when it wastes no columns (n % 48 == 0) or rows (m % 8 == 0 and
+// n large), else the tall one.
+inline const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n) {
+  if (!avx512) return gemm_kernels_avx2(false);
+  return gemm_kernels_avx512(n % 48 == 0 || (m % 8 == 0 && n >= 480));
+}
+
+// Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
+// gemm_packed_floats(n, k, nr).
+inline int64_t gemm_panels(int64_t n, int nr) {
+  return (n + nr - 1) / nr;
+}
+inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
+  return gemm_panels(n, nr) * k * nr;
+}
+void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
+
+}  // namespace x86
+}  // namespace vitrt

@@ -14,7 +14,7 @@ bool cuda_supports_node(const Node& node) {
   switch (node.type) {
     case OpType::kLinear: {
       const LinearAttrs* a = std::get_if<LinearAttrs>(&node.attrs);
-      return a && node.outputs.size() == 1 &&
+      return a && node.outputs.size() == 1 && node.inputs.size() <= 3 &&  // no fused residual yet
              (a->activation == Activation::kNone || a->activation == Activation::kRelu ||
               a->activation == Activation::kGeluErf || a->activation == Activation::kGeluTanh);
     }
@@ -50,8 +50,8 @@ Status linear_gemm_args(int64_t rows, int64_t n, int64_t k, GemmArgs* out) {
   if (rows < 0 || n < 0 || k < 0 || rows > INT_MAX || n > INT_MAX || k > INT_MAX)
     return unsupported("Linear of " + std::to_string(rows) + "x" + std::to_string(k) + " by " +
                        std::to_string(n) + " exceeds cuBLAS's 32-bit dimensions");
-  // Row-major y[M,N] is column-major Yc[N,M] = W·xᵀ in column-major terms: the row-major W [N,K] buffer is the
-  // column-major K x N matrix Wᵀ (lda = K), transposed back; x [M,K] is column-major K x M (ldb = K).
+  // Row-major y[M,N] is column-major Yc[N,M] = W·xᵀ in column-major terms: the row-major W [N,K] buffer is
+  // the column-major K x N matrix Wᵀ (lda = K), transposed back; x [M,K] is column-major K x M (ldb = K).
   GemmArgs g;
   g.trans_a = true;
   g.trans_b = false;

@@ -88,7 +88,8 @@ def run_op(op, attrs, xs):
     if op == "BatchNorm2d":
         return F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], training=False, eps=attrs["eps"])
     if op == "Linear":
-        return ACTIVATIONS[attrs["activation"]](F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None))
+        y = ACTIVATIONS[attrs["activation"]](F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None))
+        return y + xs[3] if len(xs) > 3 else y  # the residual the planner fuses in
     if op == "LayerNorm":
         g = xs[1] if len(xs) > 1 else None
         b = xs[2] if len(xs) > 2 else None
@@ -348,6 +349,11 @@ def primitive_cases(w):
                  "groups": groups, "activation": act, "channels_last": True}
         w.add(name, "Conv2d", attrs, [w.randn(*x), w.randn(*wshape, scale=0.3), w.randn(wshape[0], scale=0.1)],
               const=(1, 2))
+    # Linear with a fused residual (fuse_epilogue), after the activation.
+    for name, x, n, act in [("linear_residual", (2, 7, 13), 9, "none"), ("linear_residual_gelu", (3, 5, 33), 19, "gelu_erf"),
+                            ("linear_residual_wide", (2, 11, 64), 100, "relu")]:
+        w.add(name, "Linear", {"activation": act},
+              [w.randn(*x), w.randn(n, x[-1], scale=0.3), w.randn(n, scale=0.1), w.randn(*x[:-1], n)], const=(1, 2))
     # q·kᵀ and p·v of attention, plus broadcast batch axes and odd sizes.
     for name, a, b in [("matmul_heads", (2, 3, 7, 5), (2, 3, 5, 9)), ("matmul_2d", (7, 5), (5, 3)),
                        ("matmul_bcast_b", (2, 3, 7, 5), (5, 4)), ("matmul_bcast_mid", (2, 1, 7, 5), (3, 5, 4)),

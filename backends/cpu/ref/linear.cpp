@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Linear: y[m, :] = x[m, :]·Wᵀ + b, weight [N,K] (PyTorch layout), then the epilogue activation.
+// Linear: y[m, :] = x[m, :]·Wᵀ + b, weight [N,K] (PyTorch layout), then the epilogue activation, then the
+// residual (when fused in by the planner).
 //
 // Loop order i-k-j over a transposed weight Wt[K,N]: each output row accumulates (in float) K scaled,
 // contiguous rows of Wt, which compilers vectorise without -ffast-math. Wt is made once at create time when
@@ -31,6 +32,7 @@ class LinearKernel final : public RefKernel {
     const TensorRef& x = *args.src[0];
     const TensorRef& w = *args.src[1];
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
     const int64_t n = w.shape[0], k = w.shape[1];
     const int64_t m = k > 0 ? x.numel() / k : 0;
     const float* wt;
@@ -59,6 +61,8 @@ class LinearKernel final : public RefKernel {
         for (int64_t j = 0; j < n; ++j) yr[j] += a * wr[j];
       }
       apply_activation(act_, yr, n);
+      if (residual)
+        for (int64_t j = 0; j < n; ++j) yr[j] += residual[i * n + j];
     }
     return Status::Ok();
   }

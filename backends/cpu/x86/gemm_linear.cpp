@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Linear on the backend's own packed GEMM (packed_gemm.h): y = x·Wᵀ + b, then the activation. The weight is
+// Linear on the backend's own packed GEMM (packed_gemm.h): y = x·Wᵀ + b, then the activation, then the
+// residual the planner may have fused in (added to each finished block while it is in cache). The weight is
 // packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
 // nothing (oneDNN's execute allocates on every call, so it is kept only behind VITRT_X86_ONEDNN=1, for
 // comparisons).
@@ -45,6 +46,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     if (args.src[1]->shape != planned_src_[1]) return fail("weight shape differs from the plan");
     const float* x = args.src[0]->f32();
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
     float* y = args.dst[0]->f32();
     const int64_t m = k_ > 0 ? args.src[0]->numel() / k_ : 0;
     if (m == 0 || n_ == 0) return Status::Ok();
@@ -66,7 +68,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     const float* bias_pad = bias ? bias_.data() : nullptr;
     const int64_t n = n_, k = k_;
     const bool stream =
-        m * n * 4 > kStreamBytes && act != Activation::kGeluErf && act != Activation::kGeluTanh;
+        m * n * 4 > kStreamBytes && act != Activation::kGeluErf && act != Activation::kGeluTanh && !residual;
     ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int) {
       for (int64_t t = lo; t < hi; ++t) {
         const int64_t p = t / chunks, r0 = (t % chunks) * chunk_rows;
@@ -83,10 +85,20 @@ class GemmLinearKernel final : public ref::RefKernel {
         gp.bias_cols = bias_pad ? bias_pad + p * nr : nullptr;
         gp.relu = act == Activation::kRelu;
         gp.stream = stream;
+        const bool gelu = act == Activation::kGeluErf || act == Activation::kGeluTanh;
+        if (residual && !gelu) {  // in registers, at the last store
+          gp.residual = residual + r0 * n + p * nr;
+          gp.ldr = n;
+        }
         g->panel(gp);
         if (act == Activation::kGeluErf || act == Activation::kGeluTanh)
           for (int64_t r = 0; r < gp.m; ++r)
             simd->gelu(gp.c + r * n, gp.c + r * n, gp.cols, act == Activation::kGeluTanh);
+        if (residual && gelu)  // after the GELU, while the task's block of C is still in cache
+          for (int64_t r = 0; r < gp.m; ++r) {
+            const float* res = residual + (r0 + r) * n + p * nr;
+            simd->binary(BinaryOp::kAdd, gp.c + r * n, 1, res, 1, gp.c + r * n, gp.cols);
+          }
       }
     });
     return Status::Ok();

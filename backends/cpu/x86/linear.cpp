@@ -166,6 +166,8 @@ Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   const LinearAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it
+  if (plan.num_src > 3 && plan.src_shapes[3].rank > 0)
+    return Status::Ok();  // fused residual: packed GEMM only
   const Tensor* w = plan.src_tensors[1];
   const Shape& ws = plan.src_shapes[1];
   if (!w || !w->is_constant || !w->constant.data || ws.rank != 2 || ws[0] < 1 || ws[1] < 1 ||

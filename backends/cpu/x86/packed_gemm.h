@@ -26,6 +26,8 @@ struct GemmPanel {
   const float* bias_cols = nullptr;  // NR floats (zero-padded) added to every row, or null
   const float* bias_rows = nullptr;  // m floats, one per row, or null
   bool relu = false;                 // max(0, ·) in registers; other activations run after, on the rows
+  const float* residual = nullptr;   // added last, in registers: R[0, first column of the panel], ld ldr
+  int64_t ldr = 0;
   // Final stores bypass the caches (non-temporal) where C rows are 64-byte aligned: for results much larger
   // than the caches, it saves reading every C line before writing it.
   bool stream = false;

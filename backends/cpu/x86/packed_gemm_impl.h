@@ -54,6 +54,10 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
   if (last && p.relu)
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = T::max(acc[r][v], T::zero());
+  if (last && p.residual && !partial)
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = T::add(acc[r][v], T::loadu(p.residual + (row0 + r) * p.ldr + v * W));
   const bool stream = last && p.stream && !partial && (reinterpret_cast<uintptr_t>(c) | (ldc * 4)) % 64 == 0;
   if (stream) {
     for (int r = 0; r < R; ++r)
@@ -62,9 +66,12 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) T::storeu(c + r * ldc + v * W, acc[r][v]);
   }
-  if (partial)
+  if (partial) {
+    const float* res = last ? p.residual : nullptr;
     for (int r = 0; r < R; ++r)
-      for (int64_t j = 0; j < p.cols; ++j) p.c[(row0 + r) * p.ldc + j] = tmp[r * NR + j];
+      for (int64_t j = 0; j < p.cols; ++j)
+        p.c[(row0 + r) * p.ldc + j] = tmp[r * NR + j] + (res ? res[(row0 + r) * p.ldr + j] : 0.0f);
+  }
 }
 
 // rows in [1, R]: the tile of exactly that many rows.

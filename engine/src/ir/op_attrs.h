@@ -27,7 +27,9 @@ struct BatchNorm2dAttrs {  // src [B,C,H,W], gamma, beta, running_mean, running_
   float eps = 1e-5f;
 };
 
-struct LinearAttrs {  // src [..., K], weight [N,K] (PyTorch layout), bias [N]? -> [..., N]
+// src [..., K], weight [N,K] (PyTorch layout), bias [N]?, residual [..., N]? -> act(src·Wᵀ + bias) + residual
+// (the residual input is set by the planner's fuse_epilogue pass, never by the converter)
+struct LinearAttrs {
   Activation activation = Activation::kNone;
 };
 

@@ -8,7 +8,7 @@ namespace {
 const OpSchema kSchemas[kNumOpTypes] = {
     {OpType::kConv2d, "Conv2d", 2, 3, 1, 1, 1, infer_conv2d},
     {OpType::kBatchNorm2d, "BatchNorm2d", 5, 5, 1, 1, 1, infer_batch_norm2d},
-    {OpType::kLinear, "Linear", 2, 3, 1, 1, 1, infer_linear},
+    {OpType::kLinear, "Linear", 2, 4, 1, 1, 1, infer_linear},
     {OpType::kLayerNorm, "LayerNorm", 1, 3, 1, 1, 1, infer_layer_norm},
     {OpType::kGelu, "Gelu", 1, 1, 1, 1, 1, infer_unary},
     {OpType::kRelu, "Relu", 1, 1, 1, 1, 1, infer_unary},

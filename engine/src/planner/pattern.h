@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -21,6 +22,9 @@ struct PatternOp {
   OpType type;
   std::vector<std::string> inputs;  // values of other ops, or captures; "" for an absent optional input
   std::function<bool(const Node&)> check;  // attribute test; empty accepts any
+
+  PatternOp(std::string v, OpType t, std::vector<std::string> in, std::function<bool(const Node&)> c = {})
+      : value(std::move(v)), type(t), inputs(std::move(in)), check(std::move(c)) {}
 };
 
 struct Pattern {

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT]: the cpu backend's own packed
+// GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes of DeiT-Tiny, SOFT-Tiny and
+// LaViT-Tiny, in the same process: both kernels are planned from the same one-node graph and run alternately,
+// R times each; one line per (shape, batch, threads) with the median milliseconds, GFLOP/s and own/oneDNN
+// speed ratio (> 1: ours is faster).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/x86/x86_internal.h"
+#include "ops/op_registry.h"
+
+using namespace vitrt;
+
+namespace {
+
+struct Problem {
+  const char* model;
+  bool conv;
+  // Linear: x [items, rows, k] · W[n, k]ᵀ; Conv2d: x [items, cin, h, w], W [cout, cin, kh, kw].
+  int64_t rows, k, n;
+  int64_t cin, h, w, cout, kh, stride, pad;
+  Activation act;
+};
+
+Problem linear(const char* model, int64_t rows, int64_t k, int64_t n, Activation act = Activation::kNone) {
+  return Problem{model, false, rows, k, n, 0, 0, 0, 0, 0, 0, 0, act};
+}
+Problem conv(const char* model, int64_t cin, int64_t hw, int64_t cout, int64_t kh, int64_t s, int64_t p) {
+  return Problem{model, true, 0, 0, 0, cin, hw, hw, cout, kh, s, p, Activation::kNone};
+}
+
+std::vector<Problem> problems() {
+  const Activation gelu = Activation::kGeluErf;
+  return {
+      linear("deit", 197, 192, 576),         linear("deit", 197, 192, 192),
+      linear("deit", 197, 192, 768, gelu),   linear("deit", 197, 768, 192),
+      linear("deit", 1, 192, 1000),          conv("deit", 3, 224, 192, 16, 16, 0),
+      linear("soft", 3136, 64, 64),          linear("soft", 3136, 64, 256, gelu),
+      linear("soft", 3136, 256, 64),         linear("soft", 784, 128, 128),
+      linear("soft", 784, 128, 512, gelu),   linear("soft", 784, 512, 128),
+      linear("soft", 196, 320, 320),         linear("soft", 196, 320, 1280, gelu),
+      linear("soft", 196, 1280, 320),        linear("soft", 50, 512, 512),
+      linear("soft", 50, 512, 2048, gelu),   linear("soft", 50, 2048, 512),
+      conv("soft", 3, 224, 32, 3, 2, 1),     conv("soft", 32, 112, 32, 3, 1, 1),
+      conv("soft", 32, 112, 64, 3, 2, 1),    conv("soft", 64, 56, 128, 3, 2, 1),
+      conv("soft", 128, 28, 320, 3, 2, 1),   conv("soft", 320, 14, 512, 3, 2, 1),
+      linear("lavit", 3136, 64, 512, gelu),  linear("lavit", 3136, 512, 64),
+      linear("lavit", 784, 128, 1024, gelu), linear("lavit", 784, 1024, 128),
+      linear("lavit", 49, 512, 2048, gelu),  linear("lavit", 49, 2048, 512),
+      conv("lavit", 3, 224, 64, 7, 4, 3),    conv("lavit", 64, 56, 64, 8, 8, 0),
+      conv("lavit", 128, 28, 128, 4, 4, 0),  conv("lavit", 320, 14, 320, 2, 2, 0),
+      conv("lavit", 64, 56, 128, 3, 2, 1),
+  };
+}
+
+struct Buffer {
+  explicit Buffer(size_t floats)
+      : p(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 127) / 64 * 64))) {}
+  ~Buffer() { std::free(p); }
+  float* p;
+};
+
+// One planned kernel with its operands.
+struct Bench {
+  Graph graph;
+  KernelPlan plan;
+  std::unique_ptr<Kernel> kernel;
+  KernelInfo info;
+};
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<int64_t> parse_list(const char* s) {
+  std::vector<int64_t> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::atoll(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> threads = {1, 2}, batches = {1, 8};
+  int repeat = 20;
+  std::string filter;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--batch")) batches = parse_list(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--filter")) filter = argv[i + 1];
+  }
+  auto ctx = std::make_shared<x86::Context>();
+  ctx->isa = x86_effective_isa(X86Options{});
+  if (ctx->isa == X86Isa::kNone) {
+    std::fprintf(stderr, "vitrt_gemm_compare: no AVX2+FMA\n");
+    return 1;
+  }
+  ctx->simd = ctx->isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
+  ctx->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  ctx->stream = dnnl::stream(ctx->engine);
+  std::printf("%-6s %-34s %5s %2s %9s %9s %8s %8s %6s\n", "model", "shape", "batch", "t", "own_ms", "dnnl_ms",
+              "own_gf", "dnnl_gf", "ratio");
+  for (const Problem& pb : problems()) {
+    for (int64_t items : batches) {
+      if (!pb.conv && pb.rows == 1 && items > 1) continue;  // the head: one row per image, shown at batch 1
+      char shape[96];
+      if (pb.conv)
+        std::snprintf(shape, sizeof shape, "conv %lldx%lld^2 ->%lld k%lld s%lld", (long long)pb.cin,
+                      (long long)pb.h, (long long)pb.cout, (long long)pb.kh, (long long)pb.stride);
+      else
+        std::snprintf(shape, sizeof shape, "linear M%lld K%lld N%lld%s", (long long)(pb.rows * items),
+                      (long long)pb.k, (long long)pb.n, pb.act == Activation::kNone ? "" : " gelu");
+      if (!filter.empty() && (std::string(pb.model) + " " + shape).find(filter) == std::string::npos)
+        continue;
+      Shape xs, ws, bs, ys;
+      OpAttrs attrs;
+      double flops;
+      if (pb.conv) {
+        const int64_t ho = (pb.h + 2 * pb.pad - pb.kh) / pb.stride + 1;
+        xs = Shape{items, pb.cin, pb.h, pb.w};
+        ws = Shape{pb.cout, pb.cin, pb.kh, pb.kh};
+        bs = Shape{pb.cout};
+        ys = Shape{items, pb.cout, ho, ho};
+        Conv2dAttrs a;
+        a.stride_h = a.stride_w = static_cast<int32_t>(pb.stride);
+        a.pad_h = a.pad_w = static_cast<int32_t>(pb.pad);
+        a.activation = pb.act;
+        attrs = a;
+        flops = 2.0 * items * pb.cout * ho * ho * pb.cin * pb.kh * pb.kh;
+      } else {
+        xs = Shape{items, pb.rows, pb.k};
+        ws = Shape{pb.n, pb.k};
+        bs = Shape{pb.n};
+        ys = Shape{items, pb.rows, pb.n};
+        attrs = LinearAttrs{pb.act};
+        flops = 2.0 * items * pb.rows * pb.k * pb.n;
+      }
+      std::vector<float> wv(static_cast<size_t>(ws.numel())), bv(static_cast<size_t>(bs.numel()), 0.1f);
+      for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+      Buffer x(static_cast<size_t>(xs.numel())), y(static_cast<size_t>(ys.numel()));
+      for (int64_t i = 0; i < xs.numel(); ++i) x.p[i] = 0.02f * static_cast<float>(i % 53) - 0.5f;
+      for (int64_t t : threads) {
+        Bench b[2];  // 0: own, 1: oneDNN
+        for (int which = 0; which < 2; ++which) {
+          Graph& g = b[which].graph;
+          const int32_t xi = g.add_activation("x", xs);
+          const int32_t wi = g.add_constant("w", ws, wv);
+          const int32_t bi = g.add_constant("b", bs, bv);
+          const int32_t yi = g.add_activation("y", ys);
+          g.add_node(pb.conv ? OpType::kConv2d : OpType::kLinear, attrs, {xi, wi, bi}, {yi}, "op");
+          KernelPlan& p = b[which].plan;
+          p.node = &g.nodes.back();
+          p.graph = &g;
+          p.num_src = 3;
+          p.src_tensors[0] = &g.tensors[xi];
+          p.src_tensors[1] = &g.tensors[wi];
+          p.src_tensors[2] = &g.tensors[bi];
+          p.src_shapes[0] = xs;
+          p.src_shapes[1] = ws;
+          p.src_shapes[2] = bs;
+          p.num_dst = 1;
+          p.dst_shapes[0] = ys;
+          p.num_threads = static_cast<int>(t);
+          x86::Factory f = pb.conv ? (which ? x86::create_conv2d : x86::create_conv2d_gemm)
+                                   : (which ? x86::create_linear : x86::create_linear_gemm);
+          Status s = f(ctx, p, &b[which].kernel, &b[which].info);
+          if (!s.ok() || !b[which].kernel) {
+            std::fprintf(stderr, "%s %s: %s declined\n", pb.model, shape, which ? "oneDNN" : "own");
+            return 1;
+          }
+        }
+        double med[2];
+        std::vector<double> ms[2];
+        for (int r = 0; r < repeat + 3; ++r) {
+          for (int which = 0; which < 2; ++which) {
+            Buffer ws_buf(b[which].info.workspace_bytes / 4 + 16);
+            TensorRef src[3], dst;
+            const float* ptrs[3] = {x.p, b[which].graph.tensors[1].f32(), bv.data()};
+            const Shape shapes[3] = {xs, ws, bs};
+            KernelArgs args;
+            for (int i = 0; i < 3; ++i) {
+              src[i].data = const_cast<float*>(ptrs[i]);
+              src[i].shape = shapes[i];
+              args.src[i] = &src[i];
+            }
+            args.num_src = 3;
+            dst.data = y.p;
+            dst.shape = ys;
+            args.dst[0] = &dst;
+            args.num_dst = 1;
+            args.workspace = ws_buf.p;
+            args.workspace_bytes = b[which].info.workspace_bytes;
+            args.num_threads = static_cast<int>(t);
+            const double t0 = now_ms();
+            const Status s = b[which].kernel->run(args);
+            const double t1 = now_ms();
+            if (!s.ok()) {
+              std::fprintf(stderr, "%s %s: %s\n", pb.model, shape, s.message().c_str());
+              return 1;
+            }
+            if (r >= 3) ms[which].push_back(t1 - t0);
+          }
+        }
+        for (int which = 0; which < 2; ++which) {
+          std::sort(ms[which].begin(), ms[which].end());
+          med[which] = ms[which][ms[which].size() / 2];
+        }
+        std::printf("%-6s %-34s %5lld %2lld %9.4f %9.4f %8.1f %8.1f %6.2f\n", pb.model, shape,
+                    (long long)items, (long long)t, med[0], med[1], flops / (med[0] * 1e6),
+                    flops / (med[1] * 1e6), med[1] / med[0]);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}

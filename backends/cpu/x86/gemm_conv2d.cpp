@@ -1,21 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Conv2d (NCHW, not depthwise) on the packed GEMM: per image and group, out[co, p] = W[co, :]·col[:, p] +
-// bias[co], where each thread packs the im2col columns of one panel of output pixels straight into the panel
-// layout (k × NR in its workspace slot) and multiplies every output channel's weights against it while it is
-// in cache. Nothing is allocated at run time; the epilogue activation runs on each finished panel.
+// Conv2d (NCHW, not depthwise) on the packed GEMM: per group, out[co, p] = W[co, :]·col[:, p] + bias[co],
+// where each task packs the im2col columns of one panel of output pixels straight into the panel layout (k ×
+// NR in its thread's workspace slot) and multiplies the output channels' weights against it while it is in
+// cache. Bias and activation are applied in registers; nothing is allocated at run time.
+//
+// When an image's pixels do not fill whole panels (7 × 7 and 14 × 14 maps), the panels run on across the
+// images of the batch, so no columns are wasted; their C block then goes to the thread's workspace and is
+// copied out to each image. When there are few panels for the threads, the output channels are split too.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/im2col.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
 namespace x86 {
 namespace {
+
+int64_t round16(int64_t n) {
+  return (n + 15) / 16 * 16;
+}
 
 class GemmConvKernel final : public ref::RefKernel {
  public:
@@ -25,11 +35,16 @@ class GemmConvKernel final : public ref::RefKernel {
         a_(a),
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {
     const Shape &w = plan.src_shapes[1], &y = plan.dst_shapes[0];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, w[0] / a.groups, y[2] * y[3]);
+    cout_g_ = w[0] / a.groups;
+    k_ = w[1] * w[2] * w[3];
+    pix_ = y[2] * y[3];
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, cout_g_, pix_, k_);
+    fold_ = pix_ % gemm_->nr != 0;
   }
-  // Workspace: one k × NR panel per planned thread (64-byte aligned slots).
-  size_t workspace_bytes(const Shape& w) const {
-    return static_cast<size_t>(planned_threads_) * slot_floats(w) * sizeof(float) + 64;
+  // Workspace, per planned thread: the k × NR im2col panel, and with folded panels the cout/groups × NR block
+  // of C (64-byte aligned slots).
+  size_t workspace_bytes() const {
+    return static_cast<size_t>(planned_threads_) * slot_floats() * sizeof(float) + 64;
   }
 
  protected:
@@ -40,68 +55,106 @@ class GemmConvKernel final : public ref::RefKernel {
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
     TensorRef& y = *args.dst[0];
     const int threads = run_threads(args, planned_threads_);
-    if (args.workspace_bytes < workspace_bytes(w.shape)) return fail("workspace smaller than planned");
+    if (args.workspace_bytes < workspace_bytes()) return fail("workspace smaller than planned");
     float* slots = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(args.workspace) + 63) / 64 * 64);
     const int64_t batch = x.shape[0], cin = x.shape[1], h = x.shape[2], wd = x.shape[3];
     const int64_t cout = w.shape[0], cin_g = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-    const int64_t ho = y.shape[2], wo = y.shape[3], pix = ho * wo;
-    const int64_t groups = a_.groups, cout_g = cout / groups, k = cin_g * kh * kw;
-    const int nr = gemm_->nr;
-    const int64_t panels = gemm_panels(pix, nr), slot = slot_floats(w.shape);
+    const int64_t wo = y.shape[3], pix = pix_, k = k_, cout_g = cout_g_;
+    const int64_t groups = a_.groups;
+    const int nr = gemm_->nr, mr = gemm_->mr;
+    const bool fold = fold_;
+    // Panels per group: over the whole batch when folded, else per image.
+    const int64_t panels = fold ? gemm_panels(batch * pix, nr) : batch * gemm_panels(pix, nr);
+    const int64_t image_panels = gemm_panels(pix, nr);
+    // Row chunks: enough tasks for every thread to have about four.
+    const int64_t row_tiles = (cout_g + mr - 1) / mr;
+    const int64_t chunks =
+        std::clamp<int64_t>((4 * threads + groups * panels - 1) / (groups * panels), 1, row_tiles);
+    const int64_t slot = slot_floats(), col_floats = round16(k * nr);
     const Conv2dAttrs a = a_;
     const GemmKernels* g = gemm_;
-    const SimdTable* simd = ctx_->simd;
+    void (*im2col)(const Im2colPanel&) =
+        ctx_->isa == X86Isa::kAvx512 ? &im2col_panel_avx512 : &im2col_panel_avx2;
     const float* px = x.f32();
     const float* pw = w.f32();
     float* py = y.f32();
-    ThreadPool::parallel_for(batch * groups * panels, threads, [&](int64_t lo, int64_t hi, int thread) {
+    ThreadPool::parallel_for(groups * panels * chunks, threads, [&](int64_t lo, int64_t hi, int thread) {
       float* col = slots + thread * slot;
-      int64_t iy0[64], ix0[64];  // per panel column: the input corner of its receptive field
+      float* cbuf = col + col_floats;  // folded panels' C block: cout_g × nr
+      int64_t packed = -1;             // the (group, panel) whose columns are in `col`
       for (int64_t t = lo; t < hi; ++t) {
-        const int64_t p = t % panels, bg = t / panels, b = bg / groups, grp = bg % groups;
-        const int64_t cols = std::min<int64_t>(nr, pix - p * nr);
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t q = p * nr + j;
-          iy0[j] = (q / wo) * a.stride_h - a.pad_h;
-          ix0[j] = (q % wo) * a.stride_w - a.pad_w;
+        const int64_t gp_index = t / chunks, chunk = t % chunks;
+        const int64_t grp = gp_index / panels, panel = gp_index % panels;
+        // The panel's first column over the batch, and its columns.
+        const int64_t first = fold ? panel * nr : panel / image_panels * pix + panel % image_panels * nr;
+        const int64_t cols = fold ? std::min<int64_t>(nr, batch * pix - first)
+                                  : std::min<int64_t>(nr, pix - panel % image_panels * nr);
+        if (packed != gp_index) {
+          Im2colPanel ip;
+          ip.x = px + grp * cin_g * h * wd;
+          ip.image_stride = cin * h * wd;
+          ip.cin = cin_g;
+          ip.h = h;
+          ip.w = wd;
+          ip.kh = kh;
+          ip.kw = kw;
+          ip.stride_h = a.stride_h;
+          ip.stride_w = a.stride_w;
+          ip.pad_h = a.pad_h;
+          ip.pad_w = a.pad_w;
+          ip.dil_h = a.dilation_h;
+          ip.dil_w = a.dilation_w;
+          ip.wo = wo;
+          ip.pix = pix;
+          ip.first = first;
+          ip.cols = cols;
+          ip.nr = nr;
+          ip.dst = col;
+          im2col(ip);
+          packed = gp_index;
         }
-        const float* xg = px + (b * cin + grp * cin_g) * h * wd;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const int64_t c = kk / (kh * kw), ky = (kk / kw) % kh, kx = kk % kw;
-          const float* xc = xg + c * h * wd;
-          float* dst = col + kk * nr;
-          for (int64_t j = 0; j < cols; ++j) {
-            const int64_t iy = iy0[j] + ky * a.dilation_h, ix = ix0[j] + kx * a.dilation_w;
-            dst[j] = (iy >= 0 && iy < h && ix >= 0 && ix < wd) ? xc[iy * wd + ix] : 0.0f;
-          }
-          for (int64_t j = cols; j < nr; ++j) dst[j] = 0.0f;
-        }
+        const int64_t r0 = chunk * row_tiles / chunks * mr,
+                      r1 = std::min(cout_g, (chunk + 1) * row_tiles / chunks * mr);
+        if (r0 >= r1) continue;
         GemmPanel gp;
-        gp.a = pw + grp * cout_g * k;
+        gp.a = pw + (grp * cout_g + r0) * k;
         gp.lda = k;
-        gp.m = cout_g;
+        gp.m = r1 - r0;
         gp.k = k;
         gp.b = col;
         gp.cols = cols;
-        gp.c = py + (b * cout + grp * cout_g) * pix + p * nr;
-        gp.ldc = pix;
-        gp.bias_rows = bias ? bias + grp * cout_g : nullptr;
-        gp.relu = a.activation == Activation::kRelu;
+        if (fold) {
+          gp.c = cbuf + r0 * nr;
+          gp.ldc = nr;
+        } else {
+          const int64_t b = first / pix, q = first % pix;
+          gp.c = py + (b * cout + grp * cout_g + r0) * pix + q;
+          gp.ldc = pix;
+        }
+        gp.bias_rows = bias ? bias + grp * cout_g + r0 : nullptr;
+        gp.act = gemm_act(a.activation);
         g->panel(gp);
-        if (a.activation == Activation::kGeluErf || a.activation == Activation::kGeluTanh)
-          for (int64_t r = 0; r < cout_g; ++r)
-            simd->gelu(gp.c + r * pix, gp.c + r * pix, cols, a.activation == Activation::kGeluTanh);
+        if (!fold) continue;
+        // Copy the block out, one run of consecutive pixels of one image at a time.
+        for (int64_t j = 0; j < cols;) {
+          const int64_t b = (first + j) / pix, q = (first + j) % pix, len = std::min(cols - j, pix - q);
+          for (int64_t r = r0; r < r1; ++r)
+            std::memcpy(py + (b * cout + grp * cout_g + r) * pix + q, cbuf + r * nr + j, len * sizeof(float));
+          j += len;
+        }
       }
     });
     return Status::Ok();
   }
 
  private:
-  int64_t slot_floats(const Shape& w) const { return (w[1] * w[2] * w[3] * gemm_->nr + 15) / 16 * 16; }
+  int64_t slot_floats() const { return round16(k_ * gemm_->nr) + (fold_ ? round16(cout_g_ * gemm_->nr) : 0); }
 
   std::shared_ptr<Context> ctx_;
   Conv2dAttrs a_;
   int planned_threads_;
+  int64_t cout_g_ = 0, k_ = 0, pix_ = 0;
+  bool fold_ = false;
   const GemmKernels* gemm_ = nullptr;
 };
 
@@ -117,7 +170,7 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
       plan.dst_shapes[0].rank != 4 || xs.numel() == 0)
     return Status::Ok();
   auto k = std::make_unique<GemmConvKernel>(plan, ctx, *a);
-  info->workspace_bytes = k->workspace_bytes(ws);
+  info->workspace_bytes = k->workspace_bytes();
   if (std::getenv("VITRT_X86_VERBOSE"))
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: im2col panels + packed gemm\n",
                  plan.node->name.c_str(), xs.str().c_str(), plan.dst_shapes[0].str().c_str());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // Linear on the backend's own packed GEMM (packed_gemm.h): y = x·Wᵀ + b, then the activation, then the
-// residual the planner may have fused in (added to each finished block while it is in cache). The weight is
+// residual the planner may have fused in, all in registers before the block is stored. The weight is
 // packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
 // nothing (oneDNN's execute allocates on every call, so it is kept only behind VITRT_X86_ONEDNN=1, for
 // comparisons).
@@ -22,7 +22,7 @@ namespace {
 constexpr int64_t kStreamBytes =
     64
     << 20;  // only results far beyond the caches are stored non-temporally (their reader would miss anyway)
-constexpr int64_t kChunkTiles = 8;  // row tiles per task: 8 × 14 rows × 256 K × 4 B = 115 KB of A, in L2
+constexpr int64_t kChunkBytes = 256 << 10;  // the rows of A one task multiplies, kept in L2
 
 class GemmLinearKernel final : public ref::RefKernel {
  public:
@@ -34,7 +34,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     const Shape& ws = plan.src_shapes[1];
     n_ = ws[0];
     k_ = ws[1];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_);
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_, k_);
     packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, k_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
     gemm_pack_transposed(plan.src_tensors[1]->f32(), n_, k_, gemm_->nr, packed_.data());
@@ -54,51 +54,44 @@ class GemmLinearKernel final : public ref::RefKernel {
     const int nr = gemm_->nr, mr = gemm_->mr;
     const int threads = run_threads(args, planned_threads_);
     const int64_t panels = gemm_panels(n_, nr);
-    // Tasks are (row chunk, panel), row-chunk-major: a chunk of A (at most kChunkTiles row tiles) stays in L2
-    // while a thread walks the panels; small problems are cut finer so every thread gets work.
+    // Tasks are (row chunk, panel). Each thread reads all of one operand and its share of the other, so when
+    // A is the larger (more rows than columns) the threads split the rows, taking whole row chunks (balanced
+    // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels.
     const int64_t row_tiles = (m + mr - 1) / mr;
-    const int64_t want =
-        std::max<int64_t>((row_tiles + kChunkTiles - 1) / kChunkTiles, (2 * threads + panels - 1) / panels);
-    const int64_t chunks = std::min(row_tiles, want);
-    const int64_t chunk_rows = (row_tiles + chunks - 1) / chunks * mr;
+    const int64_t chunk_tiles = std::clamp<int64_t>(kChunkBytes / (mr * k_ * 4), 1, row_tiles);
+    int64_t chunks = (row_tiles + chunk_tiles - 1) / chunk_tiles;
+    const bool rows_first = m > n_ && row_tiles >= 2 * threads;
+    if (rows_first)
+      chunks = std::min(row_tiles, (std::max<int64_t>(chunks, threads) + threads - 1) / threads * threads);
     const GemmKernels* g = gemm_;
-    const SimdTable* simd = ctx_->simd;
     const Activation act = act_;
     const float* packed = packed_.data();
     const float* bias_pad = bias ? bias_.data() : nullptr;
     const int64_t n = n_, k = k_;
-    const bool stream =
-        m * n * 4 > kStreamBytes && act != Activation::kGeluErf && act != Activation::kGeluTanh && !residual;
+    const bool stream = m * n * 4 > kStreamBytes;
     ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int) {
       for (int64_t t = lo; t < hi; ++t) {
-        const int64_t p = t / chunks, r0 = (t % chunks) * chunk_rows;
-        if (r0 >= m) continue;
+        const int64_t p = rows_first ? t % panels : t / chunks, c = rows_first ? t / panels : t % chunks;
+        const int64_t r0 = std::min(m, c * row_tiles / chunks * mr),
+                      r1 = std::min(m, (c + 1) * row_tiles / chunks * mr);
+        if (r0 >= r1) continue;
         GemmPanel gp;
         gp.a = x + r0 * k;
         gp.lda = k;
-        gp.m = std::min(chunk_rows, m - r0);
+        gp.m = r1 - r0;
         gp.k = k;
         gp.b = packed + p * k * nr;
         gp.cols = std::min<int64_t>(nr, n - p * nr);
         gp.c = y + r0 * n + p * nr;
         gp.ldc = n;
         gp.bias_cols = bias_pad ? bias_pad + p * nr : nullptr;
-        gp.relu = act == Activation::kRelu;
+        gp.act = gemm_act(act);
         gp.stream = stream;
-        const bool gelu = act == Activation::kGeluErf || act == Activation::kGeluTanh;
-        if (residual && !gelu) {  // in registers, at the last store
+        if (residual) {  // added in registers after the activation, at the last store
           gp.residual = residual + r0 * n + p * nr;
           gp.ldr = n;
         }
         g->panel(gp);
-        if (act == Activation::kGeluErf || act == Activation::kGeluTanh)
-          for (int64_t r = 0; r < gp.m; ++r)
-            simd->gelu(gp.c + r * n, gp.c + r * n, gp.cols, act == Activation::kGeluTanh);
-        if (residual && gelu)  // after the GELU, while the task's block of C is still in cache
-          for (int64_t r = 0; r < gp.m; ++r) {
-            const float* res = residual + (r0 + r) * n + p * nr;
-            simd->binary(BinaryOp::kAdd, gp.c + r * n, 1, res, 1, gp.c + r * n, gp.cols);
-          }
       }
     });
     return Status::Ok();

@@ -2,8 +2,28 @@
 // Copyright the vitrt authors.
 #include "backends/cpu/x86/packed_gemm.h"
 
+#include <cstdlib>
+
 namespace vitrt {
 namespace x86 {
+
+const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k) {
+  if (!avx512) return gemm_kernels_avx2();
+  static const char* force = std::getenv("VITRT_GEMM_TILE");  // 0..2: for measurements
+  if (force) return gemm_kernels_avx512(std::atoi(force));
+  // The tile that pads m × n the least, preferring 6 × 64 then 8 × 48 on ties. The 14-row tile reads 14 rows
+  // of A at once: when the row stride is a multiple of 4 KB they all fall in one L1 set (12 ways) and evict
+  // each other on every k, so it is only taken when it wastes clearly less.
+  const GemmKernels* best = nullptr;
+  double best_cost = 0;
+  for (int which : {2, 0, 1}) {
+    const GemmKernels* g = gemm_kernels_avx512(which);
+    double cost = static_cast<double>((m + g->mr - 1) / g->mr * g->mr) * ((n + g->nr - 1) / g->nr * g->nr);
+    if (g->mr > 12 && (k * 4) % 4096 == 0) cost *= 1.6;
+    if (!best || cost < best_cost) best = g, best_cost = cost;
+  }
+  return best;
+}
 
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst) {
   for (int64_t p = 0; p < gemm_panels(n, nr); ++p) {

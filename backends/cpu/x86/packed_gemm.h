@@ -4,15 +4,32 @@
 // The x86 backend's own fp32 GEMM, C[M, N] = A[M, K] · B[K, N] (+ bias, activation), with B in packed column
 // panels: panel p holds columns [p·NR, p·NR + NR) as K rows of NR contiguous floats, zero past N. Linear
 // packs its weight into panels once at plan time; Conv2d packs its im2col panels at run time into the
-// workspace. The register tile is MR rows × NR columns (AVX-512: 14 × 32 in 28 zmm accumulators; AVX2: 6 × 16
-// in 12 ymm), K is blocked so one panel block stays in L1 while the row tiles stream past it. Nothing here
-// allocates or threads: the callers split panels over the thread pool.
+// workspace. The register tile is MR rows × NR columns of accumulators (AVX-512: 6 × 64, 8 × 48 or 14 × 32 in
+// 24-28 zmm; AVX2: 6 × 16 in 12 ymm), each k one broadcast of A per row and NR/16 loads of B; K is blocked so
+// one block of the panel stays in cache while the row tiles stream past it. Bias, activation and residual are
+// applied in registers at the last store. Nothing here allocates or threads: the callers split the work.
 #include <cstdint>
 
 #include "ir/op_attrs.h"
 
 namespace vitrt {
 namespace x86 {
+
+// The activation applied to the accumulators before they are stored (then the residual is added).
+enum class GemmAct : int8_t { kNone = 0, kRelu, kGeluErf, kGeluTanh };
+
+inline GemmAct gemm_act(Activation a) {
+  switch (a) {
+    case Activation::kRelu:
+      return GemmAct::kRelu;
+    case Activation::kGeluErf:
+      return GemmAct::kGeluErf;
+    case Activation::kGeluTanh:
+      return GemmAct::kGeluTanh;
+    default:
+      return GemmAct::kNone;
+  }
+}
 
 // One panel's worth of C: rows [0, m) × columns [0, cols) of the panel (cols <= NR).
 struct GemmPanel {
@@ -25,8 +42,8 @@ struct GemmPanel {
   int64_t ldc = 0;
   const float* bias_cols = nullptr;  // NR floats (zero-padded) added to every row, or null
   const float* bias_rows = nullptr;  // m floats, one per row, or null
-  bool relu = false;                 // max(0, ·) in registers; other activations run after, on the rows
-  const float* residual = nullptr;   // added last, in registers: R[0, first column of the panel], ld ldr
+  GemmAct act = GemmAct::kNone;
+  const float* residual = nullptr;  // added last, in registers: R[0, first column of the panel], ld ldr
   int64_t ldr = 0;
   // Final stores bypass the caches (non-temporal) where C rows are 64-byte aligned: for results much larger
   // than the caches, it saves reading every C line before writing it.
@@ -39,15 +56,11 @@ struct GemmKernels {
   void (*panel)(const GemmPanel& p);
 };
 
-// AVX-512 has two tiles: wide (8 × 48) and tall (14 × 32); AVX2 has one (6 × 16) and ignores `wide`.
-const GemmKernels* gemm_kernels_avx512(bool wide);
-const GemmKernels* gemm_kernels_avx2(bool wide);
-// The tile for an m × n product: the wide one when it wastes no columns (n % 48 == 0) or rows (m % 8 == 0 and
-// n large), else the tall one.
-inline const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n) {
-  if (!avx512) return gemm_kernels_avx2(false);
-  return gemm_kernels_avx512(n % 48 == 0 || (m % 8 == 0 && n >= 480));
-}
+// AVX-512 tiles, rows × columns: 8 × 48, 14 × 32 and 6 × 64 (index 0..2); AVX2 has one (6 × 16).
+const GemmKernels* gemm_kernels_avx512(int which);
+const GemmKernels* gemm_kernels_avx2();
+// The tile for C[m, n] = A[m, k]·B (A's rows k floats apart).
+const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k);
 
 // Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
 // gemm_packed_floats(n, k, nr).

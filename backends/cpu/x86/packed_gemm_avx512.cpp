@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The packed GEMM's AVX-512 tiles (8 × 48 and 14 × 32); built with -mavx512*, only called when CPUID has
-// them.
+// The packed GEMM's AVX-512 tiles (6 × 64, 8 × 48 and 14 × 32); built with -mavx512*, only called when CPUID
+// has them.
 #include "backends/cpu/x86/packed_gemm_impl.h"
 
 namespace vitrt {
@@ -17,20 +17,39 @@ struct Vec512 {
   static V load(const float* p) { return _mm512_load_ps(p); }
   static V loadu(const float* p) { return _mm512_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // The first n (0..16) floats; the rest read as zero, or are left untouched.
+  static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
+  static V loadn(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
+  static void storen(float* p, V v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // For the GELU epilogue (gelu_vec_impl.h).
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V abs(V a) { return _mm512_abs_ps(a); }
+  static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V pow2n(V n) { return _mm512_scalef_ps(_mm512_set1_ps(1.0f), n); }
+  static V rcp(V d) {  // 14-bit estimate and one Newton step
+    const V r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+  }
+  static V select_neg(V x, V if_neg, V otherwise) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), otherwise, if_neg);
+  }
 };
 
 }  // namespace
 
-const GemmKernels* gemm_kernels_avx512(bool wide) {
-  using Wide = Vec512<8, 3>;   // 8 rows × 48 columns: 24 accumulators
-  using Tall = Vec512<14, 2>;  // 14 rows × 32 columns: 28 accumulators
-  static const GemmKernels w = {"avx512 8x48", 8, 48, &gemm_impl::panel<Wide>};
-  static const GemmKernels t = {"avx512 14x32", 14, 32, &gemm_impl::panel<Tall>};
-  return wide ? &w : &t;
+const GemmKernels* gemm_kernels_avx512(int which) {
+  static const GemmKernels k[] = {
+      {"avx512 8x48", 8, 48, &gemm_impl::panel<Vec512<8, 3>>},
+      {"avx512 14x32", 14, 32, &gemm_impl::panel<Vec512<14, 2>>},
+      {"avx512 6x64", 6, 64, &gemm_impl::panel<Vec512<6, 4>>},
+  };
+  return &k[which < 0 || which > 2 ? 0 : which];
 }
 
 }  // namespace x86

@@ -7,14 +7,30 @@
 
 #include <algorithm>
 
+#include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/packed_gemm.h"
 
 namespace vitrt {
 namespace x86 {
 namespace gemm_impl {
 
-constexpr int64_t kBlockK =
-    192;  // K rows of a panel kept in L1 while the row tiles pass (192 × 48 × 4 = 36 KB)
+// K is cut into equal blocks of at most kMaxBlockK rows: one block of the panel (at most 192 × 64 × 4 = 48
+// KB) stays in L1/L2 while the row tiles pass, and C is loaded and stored once per block.
+constexpr int64_t kMaxBlockK = 192;
+
+template <class T, int R, int NV>
+inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
+  if (act == GemmAct::kRelu) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = T::max(acc[r][v], T::zero());
+  } else if (act == GemmAct::kGeluErf) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::gelu_erf<T>(acc[r][v]);
+  } else if (act == GemmAct::kGeluTanh) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::gelu_tanh<T>(acc[r][v]);
+  }
+}
 
 // An ISA's tile: NR = NV vectors, MR rows, so MR × NV accumulators plus NV B vectors and a broadcast fit the
 // register file.
@@ -22,10 +38,14 @@ template <class T, int R>
 inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool first, bool last) {
   using V = typename T::V;
   constexpr int W = T::kWidth, NV = T::kVecs, NR = NV * W;
+  // Floats of each vector inside the panel's columns: W, except in the last panel of a matrix whose width is
+  // not a multiple of NR, where loads and stores are masked (the packed B is zero there, so the accumulators
+  // past the edge hold zeros and are never stored).
+  int valid[NV];
+  for (int v = 0; v < NV; ++v) valid[v] = static_cast<int>(std::clamp<int64_t>(p.cols - v * W, 0, W));
   const bool partial = p.cols < NR;
-  alignas(64) float tmp[R * NR];
-  float* c = partial ? tmp : p.c + row0 * p.ldc;
-  const int64_t ldc = partial ? NR : p.ldc;
+  float* c = p.c + row0 * p.ldc;
+  const int64_t ldc = p.ldc;
   V acc[R][NV];
   if (first) {
     V bc[NV];
@@ -34,12 +54,12 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
       const V br = p.bias_rows ? T::set1(p.bias_rows[row0 + r]) : T::zero();
       for (int v = 0; v < NV; ++v) acc[r][v] = T::add(bc[v], br);
     }
-  } else {
-    if (partial)
-      for (int r = 0; r < R; ++r)
-        for (int64_t j = 0; j < NR; ++j) tmp[r * NR + j] = j < p.cols ? p.c[(row0 + r) * p.ldc + j] : 0.0f;
+  } else if (!partial) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = T::loadu(c + r * ldc + v * W);
+  } else {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = T::loadn(c + r * ldc + v * W, valid[v]);
   }
   const float* a = p.a + row0 * p.lda + k0;
   const float* b = p.b + k0 * NR;
@@ -51,26 +71,26 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
       for (int v = 0; v < NV; ++v) acc[r][v] = T::fma(av, bv[v], acc[r][v]);
     }
   }
-  if (last && p.relu)
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < NV; ++v) acc[r][v] = T::max(acc[r][v], T::zero());
-  if (last && p.residual && !partial)
+  if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
+  if (last && p.residual) {
+    const float* res = p.residual + row0 * p.ldr;
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = T::add(acc[r][v], T::loadu(p.residual + (row0 + r) * p.ldr + v * W));
-  const bool stream = last && p.stream && !partial && (reinterpret_cast<uintptr_t>(c) | (ldc * 4)) % 64 == 0;
+        acc[r][v] = T::add(acc[r][v], partial ? T::loadn(res + r * p.ldr + v * W, valid[v])
+                                              : T::loadu(res + r * p.ldr + v * W));
+  }
+  if (partial) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) T::storen(c + r * ldc + v * W, acc[r][v], valid[v]);
+    return;
+  }
+  const bool stream = last && p.stream && (reinterpret_cast<uintptr_t>(c) | (ldc * 4)) % 64 == 0;
   if (stream) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) T::stream(c + r * ldc + v * W, acc[r][v]);
   } else {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) T::storeu(c + r * ldc + v * W, acc[r][v]);
-  }
-  if (partial) {
-    const float* res = last ? p.residual : nullptr;
-    for (int r = 0; r < R; ++r)
-      for (int64_t j = 0; j < p.cols; ++j)
-        p.c[(row0 + r) * p.ldc + j] = tmp[r * NR + j] + (res ? res[(row0 + r) * p.ldr + j] : 0.0f);
   }
 }
 
@@ -99,8 +119,11 @@ void panel(const GemmPanel& p) {
         tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, 0, 0, true, true);
     return;
   }
-  for (int64_t k0 = 0; k0 < p.k; k0 += kBlockK) {
-    const int64_t kc = std::min(kBlockK, p.k - k0);
+  // Equal blocks, so the last one is not a short tail that reloads and stores C for little work.
+  const int64_t blocks = (p.k + kMaxBlockK - 1) / kMaxBlockK;
+  const int64_t block = (p.k + blocks - 1) / blocks;
+  for (int64_t k0 = 0; k0 < p.k; k0 += block) {
+    const int64_t kc = std::min(block, p.k - k0);
     const bool first = k0 == 0, last = k0 + kc == p.k;
     for (int64_t i = 0; i < p.m; i += MR)
       tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, k0, kc, first, last);

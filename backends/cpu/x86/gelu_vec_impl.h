@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// GELU on one register, for the packed GEMM's epilogue (the accumulators are activated before they are
+// stored). Written over an ISA's vector ops T (set1, add, sub, mul, fma, min, max, abs, round, pow2n, rcp,
+// select_neg; see packed_gemm_avx512.cpp / packed_gemm_avx2.cpp). Cheaper than xsimd's erf and tanh, and
+// accurate to a few float ulps of the result:
+//   exp: Cody–Waite range reduction and Cephes' degree-6 polynomial (relative error ~1e-7);
+//   erf: Abramowitz & Stegun 7.1.26, erfc(z) = t·P(t)·exp(-z²) with t = 1/(1 + p·z) (absolute error 1.5e-7);
+//   tanh form: 0.5·x·(1 + tanh(u)) = x / (1 + exp(-2u)).
+
+namespace vitrt {
+namespace x86 {
+namespace gelu_vec {
+
+template <class T>
+inline typename T::V exp(typename T::V x) {
+  using V = typename T::V;
+  x = T::min(T::max(x, T::set1(-87.3f)), T::set1(88.3f));
+  const V n = T::round(T::mul(x, T::set1(1.44269504088896341f)));
+  V r = T::fma(n, T::set1(-0.693359375f), x);
+  r = T::fma(n, T::set1(2.12194440e-4f), r);
+  V p = T::set1(1.9875691500e-4f);
+  p = T::fma(p, r, T::set1(1.3981999507e-3f));
+  p = T::fma(p, r, T::set1(8.3334519073e-3f));
+  p = T::fma(p, r, T::set1(4.1665795894e-2f));
+  p = T::fma(p, r, T::set1(1.6666665459e-1f));
+  p = T::fma(p, r, T::set1(5.0000001201e-1f));
+  p = T::fma(T::mul(p, r), r, T::add(r, T::set1(1.0f)));
+  return T::mul(p, T::pow2n(n));
+}
+
+// 0.5·x·(1 + erf(x/√2)) = x - 0.5·x·erfc(z) for x >= 0, 0.5·x·erfc(z) for x < 0, z = |x|/√2.
+template <class T>
+inline typename T::V gelu_erf(typename T::V x) {
+  using V = typename T::V;
+  const V z = T::mul(T::abs(x), T::set1(0.70710678118654752f));
+  const V t = T::rcp(T::fma(z, T::set1(0.3275911f), T::set1(1.0f)));
+  V p = T::set1(1.061405429f);
+  p = T::fma(p, t, T::set1(-1.453152027f));
+  p = T::fma(p, t, T::set1(1.421413741f));
+  p = T::fma(p, t, T::set1(-0.284496736f));
+  p = T::fma(p, t, T::set1(0.254829592f));
+  const V erfc = T::mul(T::mul(p, t), exp<T>(T::mul(T::sub(T::zero(), z), z)));
+  const V half_x_erfc = T::mul(T::mul(T::set1(0.5f), x), erfc);
+  return T::select_neg(x, half_x_erfc, T::sub(x, half_x_erfc));
+}
+
+template <class T>
+inline typename T::V gelu_tanh(typename T::V x) {
+  using V = typename T::V;
+  const V x3 = T::mul(T::mul(x, x), x);
+  const V u = T::fma(x3, T::set1(0.044715f), x);                 // u / √(2/π)
+  const V e = exp<T>(T::mul(u, T::set1(-1.5957691216057308f)));  // exp(-2·√(2/π)·u)
+  return T::mul(x, T::rcp(T::add(T::set1(1.0f), e)));
+}
+
+}  // namespace gelu_vec
+}  // namespace x86
+}  // namespace vitrt

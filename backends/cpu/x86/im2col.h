@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Conv2d's im2col, one GEMM panel at a time: the columns of `cols` consecutive output pixels of one group
+// (consecutive across the images of a batch: pixel q of image b is column b·pix + q), written straight into
+// the packed-panel layout of packed_gemm.h (row kk = (c, ky, kx) of the K rows holds nr floats, zero past
+// `cols` and wherever the receptive field falls in the padding). The output pixels are cut into runs along
+// output rows; each run of each row kk is a vector copy (stride 1) or a vector gather (stride > 1), with the
+// padding columns of the run zeroed, never a per-element bounds check. Built per ISA (im2col_avx512.cpp,
+// im2col_avx2.cpp); nothing allocates.
+#include <cstdint>
+
+namespace vitrt {
+namespace x86 {
+
+struct Im2colPanel {
+  const float* x = nullptr;  // image 0's first input channel of the group: [cin, h, w]
+  int64_t image_stride = 0;  // floats from one image to the next
+  int64_t cin = 0, h = 0, w = 0;
+  int64_t kh = 0, kw = 0, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t wo = 0, pix = 0;  // output width and pixels per image
+  int64_t first = 0;        // first column of the panel (b·pix + oy·wo + ox)
+  int64_t cols = 0;         // pixels in the panel, <= nr
+  int64_t nr = 0;           // floats per packed row
+  float* dst = nullptr;     // cin·kh·kw rows of nr floats
+};
+
+void im2col_panel_avx512(const Im2colPanel& p);
+void im2col_panel_avx2(const Im2colPanel& p);
+
+}  // namespace x86
+}  // namespace vitrt

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// im2col panels with AVX2 masked loads, stores and gathers; built with -mavx2 -mfma.
+#include "backends/cpu/x86/im2col_impl.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+struct Ops256 {
+  static __m256i mask(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n, 8))),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static void zero(float* d, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) _mm256_maskstore_ps(d + i, mask(n - i), _mm256_setzero_ps());
+  }
+  static void copy(float* d, const float* s, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) {
+      const __m256i m = mask(n - i);
+      _mm256_maskstore_ps(d + i, m, _mm256_maskload_ps(s + i, m));
+    }
+  }
+  // d[i] = s[i·stride]
+  static void gather(float* d, const float* s, int64_t stride, int64_t n) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(static_cast<int>(stride)));
+    for (int64_t i = 0; i < n; i += 8) {
+      const __m256i m = mask(n - i);
+      const __m256 v =
+          _mm256_mask_i32gather_ps(_mm256_setzero_ps(), s + i * stride, idx, _mm256_castsi256_ps(m), 4);
+      _mm256_maskstore_ps(d + i, m, v);
+    }
+  }
+};
+
+}  // namespace
+
+void im2col_panel_avx2(const Im2colPanel& p) {
+  im2col_impl::panel<Ops256>(p);
+}
+
+}  // namespace x86
+}  // namespace vitrt

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// im2col panels with AVX-512 masked loads, stores and gathers; built with -mavx512*.
+#include "backends/cpu/x86/im2col_impl.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+struct Ops512 {
+  static __mmask16 mask(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
+  static void zero(float* d, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) _mm512_mask_storeu_ps(d + i, mask(n - i), _mm512_setzero_ps());
+  }
+  static void copy(float* d, const float* s, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = mask(n - i);
+      _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+    }
+  }
+  // d[i] = s[i·stride]
+  static void gather(float* d, const float* s, int64_t stride, int64_t n) {
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(static_cast<int>(stride)));
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = mask(n - i);
+      const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, s + i * stride, 4);
+      _mm512_mask_storeu_ps(d + i, m, v);
+    }
+  }
+};
+
+}  // namespace
+
+void im2col_panel_avx512(const Im2colPanel& p) {
+  im2col_impl::panel<Ops512>(p);
+}
+
+}  // namespace x86
+}  // namespace vitrt

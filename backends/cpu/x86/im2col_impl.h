@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// im2col.h's panel packer, written once over an ISA's masked vector operations (T below: Ops512 in
+// im2col_avx512.cpp, Ops256 in im2col_avx2.cpp).
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "backends/cpu/x86/im2col.h"
+
+namespace vitrt {
+namespace x86 {
+namespace im2col_impl {
+
+// A run of output pixels on one output row of one image: columns [j0, j0 + len) of the panel, output x from
+// ox0.
+struct Run {
+  const float* x;  // the image's first input channel of the group
+  int64_t oy, ox0, j0, len;
+};
+
+constexpr int kMaxRuns = 64;  // panels are at most 64 pixels wide, so one pixel per run at worst
+
+template <class T>
+void panel(const Im2colPanel& p) {
+  Run runs[kMaxRuns];
+  int nruns = 0;
+  for (int64_t j = 0; j < p.cols && nruns < kMaxRuns;) {
+    const int64_t b = (p.first + j) / p.pix, q = (p.first + j) % p.pix, oy = q / p.wo, ox = q % p.wo;
+    const int64_t len = std::min(p.cols - j, p.wo - ox);
+    runs[nruns++] = Run{p.x + b * p.image_stride, oy, ox, j, len};
+    j += len;
+  }
+  const int64_t sw = p.stride_w;
+  for (int64_t c = 0; c < p.cin; ++c) {
+    for (int64_t ky = 0; ky < p.kh; ++ky) {
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        float* dst = p.dst + ((c * p.kh + ky) * p.kw + kx) * p.nr;
+        for (int r = 0; r < nruns; ++r) {
+          const Run& run = runs[r];
+          float* d = dst + run.j0;
+          const int64_t iy = run.oy * p.stride_h - p.pad_h + ky * p.dil_h;
+          if (iy < 0 || iy >= p.h) {
+            T::zero(d, run.len);
+            continue;
+          }
+          // Input x of the run's t-th pixel: ix0 + t·sw; in the image for t in [lo, hi).
+          const int64_t ix0 = run.ox0 * sw - p.pad_w + kx * p.dil_w;
+          const int64_t lo = ix0 >= 0 ? 0 : std::min(run.len, (-ix0 + sw - 1) / sw);
+          const int64_t hi = ix0 >= p.w ? lo : std::max(lo, std::min(run.len, (p.w - 1 - ix0) / sw + 1));
+          if (lo > 0) T::zero(d, lo);
+          const float* src = run.x + (c * p.h + iy) * p.w + (ix0 + lo * sw);
+          if (sw == 1)
+            T::copy(d + lo, src, hi - lo);
+          else
+            T::gather(d + lo, src, sw, hi - lo);
+          if (hi < run.len) T::zero(d + hi, run.len - hi);
+        }
+        if (p.cols < p.nr) T::zero(dst + p.cols, p.nr - p.cols);
+      }
+    }
+  }
+}
+
+}  // namespace im2col_impl
+}  // namespace x86
+}  // namespace vitrt

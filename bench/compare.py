@@ -26,7 +26,9 @@ TUNED_ENV_SET = {
     "MALLOC_MMAP_THRESHOLD_": "4294967296",
     "MALLOC_TRIM_THRESHOLD_": "68719476736",
 }
-DEFAULT_MODELS = ["deit_tiny=deit_tiny", "pvt_v2_b0=pvt_v2_b0"]
+# The default suite is the issue's target table: batch 1 and 8 at 224², SOFT-Tiny also at 448² and 896² (batch 1).
+DEFAULT_MODELS = ["deit_tiny", "soft_tiny", "lavit_tiny", 'soft_tiny_448=soft_tiny:{"img_size":448}@1',
+                  'soft_tiny_896=soft_tiny:{"img_size":896}@1', "pvt_v2_b0"]
 
 
 def log(*a):
@@ -39,10 +41,12 @@ def load_factory(module, factory):
     return getattr(mod, factory), mod
 
 
-def parse_model(spec):
+def parse_model(spec, default_batches):
+    """name[=factory[:json kwargs]][@batches]: e.g. soft_tiny_448=soft_tiny:{"img_size":448}@1"""
+    spec, at, batches = spec.rpartition("@") if "@" in spec else (spec, "", default_batches)
     name, _, rest = spec.partition("=")
     factory, _, kw = (rest or name).partition(":")
-    return name, factory, json.loads(kw) if kw else {}
+    return name, factory, json.loads(kw) if kw else {}, [int(b) for b in batches.split(",")]
 
 
 def median(v):
@@ -112,10 +116,21 @@ def prepare(a, name, factory_name, kwargs, batch, work):
     model = factory(**kwargs).eval()
     if hasattr(ref, "init_for_tests"):
         ref.init_for_tests(model, 1)
+    if hasattr(ref, "LaViT") and isinstance(model, ref.LaViT):
+        ref.init_lavit_extras(model, 1)
     img = getattr(model, "img_size", 224)
     img = img[0] if isinstance(img, (tuple, list)) else img
-    if not os.path.exists(state):
-        torch.save(model.state_dict(), state)
+    # Derived files (vitrt model, ONNX) are cached per folder; a changed state dict (other init, other kwargs)
+    # invalidates them.
+    fresh = state + ".new"
+    torch.save(model.state_dict(), fresh)
+    if not os.path.exists(state) or open(state, "rb").read() != open(fresh, "rb").read():
+        for f in os.listdir(d):
+            if f.endswith((".vitrt", ".onnx")):
+                os.remove(os.path.join(d, f))
+        os.replace(fresh, state)
+    else:
+        os.remove(fresh)
     if not os.path.exists(vmodel):
         size = [] if img == 224 else ["--image-size", str(img)]
         subprocess.run([a.convert, state, "-o", vmodel] + size, check=True, stdout=subprocess.DEVNULL)
@@ -183,10 +198,10 @@ def gemm_ceiling(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build dir with bin/vitrt, vitrt-convert")
-    ap.add_argument("--model", action="append", help="name=factory[:json kwargs] (repeatable); default DeiT-Tiny, "
-                    "PVT v2-b0")
+    ap.add_argument("--model", action="append", help="name[=factory[:json kwargs]][@batches] (repeatable); default: "
+                    "DeiT-Tiny, SOFT-Tiny, lavit_tiny, PVT v2-b0 at --batch, SOFT-Tiny at 448² and 896² batch 1")
     ap.add_argument("--reference-module", default="vitrt_reference", help="module with the factories")
-    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--batch", default="1,8", help="batches of models whose spec has no @batches")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
@@ -215,8 +230,8 @@ def main():
     ceiling = gemm_ceiling(a)
     rows = []
     for spec in a.model or DEFAULT_MODELS:
-        name, factory, kwargs = parse_model(spec)
-        for batch in [int(b) for b in a.batch.split(",")]:
+        name, factory, kwargs, batches = parse_model(spec, a.batch)
+        for batch in batches:
             log(f"[{name} batch {batch}] preparing")
             p = prepare(a, name, factory, kwargs, batch, work)
             row = {"model": name, "batch": batch, "threads": a.threads, "gflop": p["gflop"]}

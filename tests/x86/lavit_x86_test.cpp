@@ -186,7 +186,7 @@ TEST_CASE("x86 LaViT attention ops match the reference (odd shapes, every output
         auto be = make_x86(isa);
         REQUIRE(be);
         for (int threads : {1, 2}) {
-          INFO("case ", c.name, " output ", o, " isa ", x86_isa_name(isa), " threads ", threads);
+          INFO("case ", c.name, " output ", o, " isa ", std::string(x86_isa_name(isa)), " threads ", threads);
           ThreadedOpRunner r;
           r.select_outputs(c.outputs, o);
           Status s = r.plan(*be, c.type, c.attrs, ptrs, c.constant, threads, c.name);

@@ -101,7 +101,7 @@ TEST_CASE("x86 backend matches PyTorch and the reference on every op case, every
     REQUIRE(be);
     for (int threads : {1, 2}) {
       for (const OpCase& c : all_cases()) {
-        INFO("case ", c.name, " isa ", x86_isa_name(isa), " threads ", threads);
+        INFO("case ", c.name, " isa ", std::string(x86_isa_name(isa)), " threads ", threads);
         ThreadedOpRunner r;
         Status s = r.plan(*be, c.type, c.attrs, c.input_ptrs(), c.constant_flags(), threads, c.name);
         REQUIRE_MESSAGE(s.ok(), c.name, ": plan: ", s.message());
@@ -110,7 +110,7 @@ TEST_CASE("x86 backend matches PyTorch and the reference on every op case, every
         s = r.run(c.input_ptrs(), &out);
         REQUIRE_MESSAGE(s.ok(), c.name, ": run: ", s.message());
         const Comparison cmp = compare_to_reference(out.data, c.expected64, c.expected32);
-        CHECK_MESSAGE(cmp.ok, c.name, " [", x86_isa_name(isa), ", ", threads, "t]: ", cmp.message);
+        CHECK_MESSAGE(cmp.ok, c.name, " [", std::string(x86_isa_name(isa)), ", ", threads, "t]: ", cmp.message);
         if (std::getenv("VITRT_OPS_VERBOSE")) MESSAGE(c.name, ": ", cmp.message);
         // Against the reference backend: both within the PyTorch-derived tolerance of float64, so within 2x of
         // each other.
@@ -142,7 +142,7 @@ TEST_CASE("x86 backend runs a smaller batch than planned") {
     for (int threads : {1, 2}) {
       for (const OpCase& c : all_cases()) {
         if (!c.batchable) continue;
-        INFO("case ", c.name, " isa ", x86_isa_name(isa), " threads ", threads);
+        INFO("case ", c.name, " isa ", std::string(x86_isa_name(isa)), " threads ", threads);
         ThreadedOpRunner r;
         REQUIRE(r.plan(*be, c.type, c.attrs, c.input_ptrs(), c.constant_flags(), threads, c.name).ok());
         std::vector<HostTensor> small(c.inputs.size());
@@ -307,7 +307,7 @@ TEST_CASE("x86 backend matches the reference on odd shapes (poisoned outputs, 1 
     for (X86Isa isa : isa_levels()) {
       auto be = make_x86(isa);
       for (int threads : {1, 2}) {
-        INFO("case ", sc.name, " isa ", x86_isa_name(isa), " threads ", threads);
+        INFO("case ", sc.name, " isa ", std::string(x86_isa_name(isa)), " threads ", threads);
         ThreadedOpRunner r;
         Status s = r.plan(*be, sc.type, sc.attrs, ptrs, sc.constant, threads, sc.name);
         REQUIRE_MESSAGE(s.ok(), s.message());

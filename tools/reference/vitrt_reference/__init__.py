@@ -4,6 +4,9 @@ from .deit import (VisionTransformer, deit_tiny, deit_small, deit_base, deit_tin
                    deit_base_distilled)
 from .pvt_v2 import (PyramidVisionTransformerV2, pvt_v2_b0, pvt_v2_b1, pvt_v2_b2, pvt_v2_b2_li, pvt_v2_b3, pvt_v2_b4,
                      pvt_v2_b5)
+from .soft import (SoftmaxFreeVisionTransformer, soft_tiny, soft_small, soft_medium, soft_large, soft_huge,
+                   soft_norm_tiny, soft_norm_small, soft_norm_medium, soft_norm_large, soft_norm_huge)
+from .lavit import LaViT, lavit_tiny, lavit_small, lavit_base, init_lavit_extras
 from .common import (init_for_tests, calibrate_heads, make_images, clone_state_dict, save_safetensors,
                      load_safetensors, save_in_container, IMAGENET_MEAN, IMAGENET_STD)
 

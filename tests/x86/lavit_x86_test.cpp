@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // LaViT's attention ops on the x86 backend (SoftmaxAttention with score bias and/or scores output,
-// ReusedAttention, AttentionResidual) against the reference kernels: random and odd shapes (token and key counts
-// off the vector width, head dims below and off it, 1 to 8 heads, batch 1 to 5), every output of the node
-// (NaN-poisoned by OpRunner), every ISA level this CPU has, 1 and 2 threads, and batch 1 of a batched plan.
+// ReusedAttention, AttentionResidual) against the reference kernels: random and odd shapes (token and key
+// counts off the vector width, head dims below and off it, 1 to 8 heads, batch 1 to 5), every output of the
+// node (NaN-poisoned by OpRunner), every ISA level this CPU has, 1 and 2 threads, and batch 1 of a batched
+// plan.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -70,9 +71,14 @@ std::vector<Case> cases() {
     a.inputs = static_cast<AttentionInputs>(layout);
     const int64_t c = h * d;
     Case k{"va_l" + std::to_string(layout) + "_b" + std::to_string(b) + "_" + std::to_string(nq) + "x" +
-               std::to_string(nk) + "_h" + std::to_string(h) + "_d" + std::to_string(d) + (bias ? "_bias" : "") +
-               (scores ? "_scores" : ""),
-           OpType::kSoftmaxAttention, a, {}, {}, {}, scores ? 2 : 1};
+               std::to_string(nk) + "_h" + std::to_string(h) + "_d" + std::to_string(d) +
+               (bias ? "_bias" : "") + (scores ? "_scores" : ""),
+           OpType::kSoftmaxAttention,
+           a,
+           {},
+           {},
+           {},
+           scores ? 2 : 1};
     if (layout == 1) {
       k.inputs.push_back(randn(Shape{b, nq, 3 * c}, rng));
     } else if (layout == 2) {
@@ -93,18 +99,27 @@ std::vector<Case> cases() {
   va(1, 5, 33, 33, 1, 17, false, true);
   va(1, 1, 1, 1, 4, 8, true, true);
   va(2, 2, 100, 49, 2, 64, true, false);
-  va(2, 2, 49, 49, 8, 64, true, true);      // LaViT stage 4
-  va(2, 1, 3136, 49, 1, 64, false, true);   // LaViT stage 1, last VA layer
+  va(2, 2, 49, 49, 8, 64, true, true);     // LaViT stage 4
+  va(2, 1, 3136, 49, 1, 64, false, true);  // LaViT stage 1, last VA layer
   va(2, 4, 31, 130, 5, 24, true, true);
   // ReusedAttention.
-  auto la = [&](int64_t b, int64_t h, int64_t n, int64_t nk, int64_t d, bool scores, bool const_weights = true) {
+  auto la = [&](int64_t b, int64_t h, int64_t n, int64_t nk, int64_t d, bool scores,
+                bool const_weights = true) {
     Case k{"la_b" + std::to_string(b) + "_h" + std::to_string(h) + "_" + std::to_string(n) + "x" +
                std::to_string(nk) + "_d" + std::to_string(d) + (scores ? "_scores" : "") +
                (const_weights ? "" : "_runtime_weights"),
-           OpType::kReusedAttention, ReusedAttentionAttrs{static_cast<int32_t>(h)}, {}, {}, {}, scores ? 2 : 1};
-    k.inputs = {randn(Shape{b, h, n, nk}, rng, 2.0f), randn(Shape{b, nk, h * d}, rng),
-                randn(Shape{nk, nk}, rng, 1.0f / std::sqrt(static_cast<float>(nk))), randn(Shape{nk}, rng, 0.5f),
-                randn(Shape{n, n}, rng, 1.0f / std::sqrt(static_cast<float>(n))), randn(Shape{n}, rng, 0.5f)};
+           OpType::kReusedAttention,
+           ReusedAttentionAttrs{static_cast<int32_t>(h)},
+           {},
+           {},
+           {},
+           scores ? 2 : 1};
+    k.inputs = {randn(Shape{b, h, n, nk}, rng, 2.0f),
+                randn(Shape{b, nk, h * d}, rng),
+                randn(Shape{nk, nk}, rng, 1.0f / std::sqrt(static_cast<float>(nk))),
+                randn(Shape{nk}, rng, 0.5f),
+                randn(Shape{n, n}, rng, 1.0f / std::sqrt(static_cast<float>(n))),
+                randn(Shape{n}, rng, 0.5f)};
     k.constant = {false, false, const_weights, const_weights, const_weights, const_weights};
     k.batched = {true, true, false, false, false, false};
     v.push_back(std::move(k));
@@ -112,21 +127,29 @@ std::vector<Case> cases() {
   la(2, 1, 24, 5, 8, true);
   la(3, 3, 35, 9, 9, true);
   la(4, 2, 13, 1, 4, true);
-  la(1, 4, 100, 70, 64, true);   // several column panels
-  la(5, 7, 37, 23, 17, false);   // 805 columns: a partial last panel
-  la(2, 8, 49, 49, 64, true);    // LaViT stage 4
-  la(1, 5, 196, 49, 64, true);   // LaViT stage 3
-  la(2, 2, 784, 49, 64, false);  // LaViT stage 2
+  la(1, 4, 100, 70, 64, true);      // several column panels
+  la(5, 7, 37, 23, 17, false);      // 805 columns: a partial last panel
+  la(2, 8, 49, 49, 64, true);       // LaViT stage 4
+  la(1, 5, 196, 49, 64, true);      // LaViT stage 3
+  la(2, 2, 784, 49, 64, false);     // LaViT stage 2
   la(2, 2, 20, 7, 8, true, false);  // weights not constants: the reference runs
   // AttentionResidual.
   auto ar = [&](int64_t b, int64_t h1, int64_t h2, int32_t hh, int32_t ww, int64_t nk, int64_t k) {
     Case c{"ar_b" + std::to_string(b) + "_h" + std::to_string(h1) + "to" + std::to_string(h2) + "_" +
-               std::to_string(hh) + "x" + std::to_string(ww) + "_nk" + std::to_string(nk) + "_k" + std::to_string(k),
-           OpType::kAttentionResidual, AttentionResidualAttrs{hh, ww}, {}, {}, {}, 1};
+               std::to_string(hh) + "x" + std::to_string(ww) + "_nk" + std::to_string(nk) + "_k" +
+               std::to_string(k),
+           OpType::kAttentionResidual,
+           AttentionResidualAttrs{hh, ww},
+           {},
+           {},
+           {},
+           1};
     c.inputs = {randn(Shape{b, h1, static_cast<int64_t>(hh) * ww, nk}, rng, 2.0f),
-                randn(Shape{h1, 1, k, k}, rng, 1.0f / static_cast<float>(k)), randn(Shape{h1}, rng, 0.5f),
+                randn(Shape{h1, 1, k, k}, rng, 1.0f / static_cast<float>(k)),
+                randn(Shape{h1}, rng, 0.5f),
                 randn(Shape{h2, h1, 1, 1}, rng, 1.0f / std::sqrt(static_cast<float>(h1))),
-                randn(Shape{h2}, rng, 0.5f), randn(Shape{h2}, rng, 0.5f)};
+                randn(Shape{h2}, rng, 0.5f),
+                randn(Shape{h2}, rng, 0.5f)};
     c.constant = {false, true, true, true, true, true};
     c.batched = {true, false, false, false, false, false};
     v.push_back(std::move(c));
@@ -158,7 +181,8 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-TEST_CASE("x86 LaViT attention ops match the reference (odd shapes, every output, ISA, 1/2 threads, batch 1)") {
+TEST_CASE(
+    "x86 LaViT attention ops match the reference (odd shapes, every output, ISA, 1/2 threads, batch 1)") {
   auto ref = create_reference_backend();
   double worst_rel = 0;
   std::string worst_case;
@@ -211,7 +235,8 @@ TEST_CASE("x86 LaViT attention ops match the reference (odd shapes, every output
       }
     }
   }
-  MESSAGE("checked ", checked, " runs; worst |x86 - ref| / max(1, max|ref|) = ", worst_rel, " (", worst_case, ")");
+  MESSAGE("checked ", checked, " runs; worst |x86 - ref| / max(1, max|ref|) = ", worst_rel, " (", worst_case,
+          ")");
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The x86 LinearAttention kernel (SOFT) against the reference kernel on random odd shapes: N and m not multiples
-// of the vector width, d = 8..48, r = 2..8 with H and W not multiples of r, k = 1..9, batch 1..5, heads 1..10,
-// both Newton variants, SOFT-Norm; at every ISA level this CPU has and 1, 2 and 3 threads (fewer items than
-// threads splits each item over the threads), outputs and workspace poisoned with NaN by the runner, and a
-// smaller batch than planned.
+// The x86 LinearAttention kernel (SOFT) against the reference kernel on random odd shapes: N and m not
+// multiples of the vector width, d = 8..48, r = 2..8 with H and W not multiples of r, k = 1..9, batch 1..5,
+// heads 1..10, both Newton variants, SOFT-Norm; at every ISA level this CPU has and 1, 2 and 3 threads (fewer
+// items than threads splits each item over the threads), outputs and workspace poisoned with NaN by the
+// runner, and a smaller batch than planned.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -34,8 +34,8 @@ const Spec kSpecs[] = {
     {"legacy_9x10_r2_h5_d16_k3_b5_close", 5, 9, 10, 5, 16, 2, 3, PseudoInverse::kNewtonLegacy, false, 0.3f},
     {"legacy_sym_soft_stage1", 1, 56, 56, 2, 32, 8, 9, PseudoInverse::kNewtonLegacy, true, 1.0f},
     {"scaled_soft_stage3_b2", 2, 14, 14, 10, 32, 2, 3, PseudoInverse::kNewtonScaled, false, 1.0f},
-    {"scaled_21x22_r5_h4_d32_k5_b4_iters7", 4, 21, 22, 4, 32, 5, 5, PseudoInverse::kNewtonScaled, false, 0.3f, 7,
-     0.05f},
+    {"scaled_21x22_r5_h4_d32_k5_b4_iters7", 4, 21, 22, 4, 32, 5, 5, PseudoInverse::kNewtonScaled, false, 0.3f,
+     7, 0.05f},
     {"scaled_20x17_r6_h2_d16_k1", 1, 20, 17, 2, 16, 6, 1, PseudoInverse::kNewtonScaled, false, 1.0f},
     {"legacy_sym_7x9_r2_h3_d8_k3_b2", 2, 7, 9, 3, 8, 2, 3, PseudoInverse::kNewtonLegacy, true, 1.0f},
     {"scaled_sym_31x29_r7_h1_d20_k7", 1, 31, 29, 1, 20, 7, 7, PseudoInverse::kNewtonScaled, true, 1.0f},
@@ -93,7 +93,8 @@ std::vector<HostTensor> inputs_of(const Spec& s, std::mt19937& rng) {
   std::vector<HostTensor> in;
   in.push_back(random_tensor(Shape{s.batch, n, c}, rng));
   in.push_back(random_tensor(Shape{s.batch, n, c}, rng));
-  in.push_back(random_tensor(Shape{s.d, s.d, s.r, s.r}, rng, 1.0f / std::sqrt(static_cast<float>(s.d * s.r * s.r))));
+  in.push_back(
+      random_tensor(Shape{s.d, s.d, s.r, s.r}, rng, 1.0f / std::sqrt(static_cast<float>(s.d * s.r * s.r))));
   in.push_back(random_tensor(Shape{s.d}, rng, 0.1f * s.gamma, s.gamma));
   in.push_back(random_tensor(Shape{s.d}, rng, 0.1f));
   in.push_back(random_tensor(Shape{s.heads, 1, s.k, s.k}, rng, 1.0f / static_cast<float>(s.k)));
@@ -103,7 +104,8 @@ std::vector<HostTensor> inputs_of(const Spec& s, std::mt19937& rng) {
 const std::vector<bool> kConstant = {false, false, true, true, true, true};
 
 // |a - b| <= tol everywhere (NaN fails); reports the largest difference.
-bool close(const std::vector<float>& a, const std::vector<float>& b, double tol, double* worst, std::string* msg) {
+bool close(const std::vector<float>& a, const std::vector<float>& b, double tol, double* worst,
+           std::string* msg) {
   *worst = 0;
   if (a.size() != b.size()) {
     *msg = "size " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
@@ -112,8 +114,8 @@ bool close(const std::vector<float>& a, const std::vector<float>& b, double tol,
   for (size_t i = 0; i < a.size(); ++i) {
     const double e = std::fabs(static_cast<double>(a[i]) - b[i]);
     if (!(e <= tol)) {
-      *msg = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs ref " + std::to_string(b[i]) +
-             " (tolerance " + std::to_string(tol) + ")";
+      *msg = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs ref " +
+             std::to_string(b[i]) + " (tolerance " + std::to_string(tol) + ")";
       return false;
     }
     if (e > *worst) *worst = e;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The x86 backend against PyTorch and against the reference backend, op case by op case, at every ISA level this
-// CPU has and at 1 and 2 threads; smaller batches than planned, in-place runs, odd shapes, and the env switches.
+// The x86 backend against PyTorch and against the reference backend, op case by op case, at every ISA level
+// this CPU has and at 1 and 2 threads; smaller batches than planned, in-place runs, odd shapes, and the env
+// switches.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -62,8 +63,8 @@ bool close(const std::vector<float>& a, const std::vector<float>& b, double tol,
   for (size_t i = 0; i < a.size(); ++i) {
     const double e = std::fabs(static_cast<double>(a[i]) - b[i]);
     if (!(e <= tol)) {
-      *msg = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs ref " + std::to_string(b[i]) +
-             " (tolerance " + std::to_string(tol) + ")";
+      *msg = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs ref " +
+             std::to_string(b[i]) + " (tolerance " + std::to_string(tol) + ")";
       return false;
     }
     if (e > worst) worst = e, at = i;
@@ -110,16 +111,18 @@ TEST_CASE("x86 backend matches PyTorch and the reference on every op case, every
         s = r.run(c.input_ptrs(), &out);
         REQUIRE_MESSAGE(s.ok(), c.name, ": run: ", s.message());
         const Comparison cmp = compare_to_reference(out.data, c.expected64, c.expected32);
-        CHECK_MESSAGE(cmp.ok, c.name, " [", std::string(x86_isa_name(isa)), ", ", threads, "t]: ", cmp.message);
+        CHECK_MESSAGE(cmp.ok, c.name, " [", std::string(x86_isa_name(isa)), ", ", threads,
+                      "t]: ", cmp.message);
         if (std::getenv("VITRT_OPS_VERBOSE")) MESSAGE(c.name, ": ", cmp.message);
-        // Against the reference backend: both within the PyTorch-derived tolerance of float64, so within 2x of
-        // each other.
+        // Against the reference backend: both within the PyTorch-derived tolerance of float64, so within 2x
+        // of each other.
         ThreadedOpRunner rr;
         REQUIRE(rr.plan(*ref, c.type, c.attrs, c.input_ptrs(), c.constant_flags(), 1, c.name).ok());
         HostTensor ref_out;
         REQUIRE(rr.run(c.input_ptrs(), &ref_out).ok());
         std::string msg;
-        CHECK_MESSAGE(close(out.data, ref_out.data, 2 * cmp.tolerance, &msg), c.name, " vs ref backend: ", msg);
+        CHECK_MESSAGE(close(out.data, ref_out.data, 2 * cmp.tolerance, &msg), c.name,
+                      " vs ref backend: ", msg);
         // may_inplace is the same contract as the reference's.
         CHECK_MESSAGE(r.info().may_inplace == rr.info().may_inplace, c.name, ": may_inplace");
         if (r.info().may_inplace) {
@@ -209,7 +212,8 @@ struct Synthetic {
 std::vector<Synthetic> synthetic_cases() {
   std::mt19937 rng(7);
   std::vector<Synthetic> v;
-  auto attn = [&](const char* name, AttentionInputs l, int64_t b, int64_t nq, int64_t nk, int64_t heads, int64_t d) {
+  auto attn = [&](const char* name, AttentionInputs l, int64_t b, int64_t nq, int64_t nk, int64_t heads,
+                  int64_t d) {
     SoftmaxAttentionAttrs a;
     a.num_heads = static_cast<int32_t>(heads);
     a.scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -230,7 +234,7 @@ std::vector<Synthetic> synthetic_cases() {
     v.push_back(std::move(s));
   };
   attn("attn_long_keys_online", AttentionInputs::kSeparate, 2, 37, 1100, 2, 32);  // > 2 key blocks
-  attn("attn_d20", AttentionInputs::kQkvPacked, 3, 33, 33, 3, 20);                  // d not a vector multiple
+  attn("attn_d20", AttentionInputs::kQkvPacked, 3, 33, 33, 3, 20);                // d not a vector multiple
   attn("attn_d7_nq1", AttentionInputs::kQKvPacked, 1, 1, 5, 5, 7);
   attn("attn_deit_b3", AttentionInputs::kQkvPacked, 3, 197, 197, 3, 64);
   attn("attn_pvt_s1", AttentionInputs::kQKvPacked, 2, 3136, 49, 1, 32);
@@ -292,7 +296,8 @@ std::vector<Synthetic> synthetic_cases() {
   return v;
 }
 
-TEST_CASE("x86 backend matches the reference on odd shapes (poisoned outputs, 1 and 2 threads, smaller batch)") {
+TEST_CASE(
+    "x86 backend matches the reference on odd shapes (poisoned outputs, 1 and 2 threads, smaller batch)") {
   auto ref = create_reference_backend();
   for (const Synthetic& sc : synthetic_cases()) {
     std::vector<const HostTensor*> ptrs;

@@ -9,8 +9,9 @@ namespace test {
 
 class ThreadedOpRunner : public OpRunner {
  public:
-  Status plan(Backend& backend, OpType type, const OpAttrs& attrs, const std::vector<const HostTensor*>& inputs,
-              const std::vector<bool>& constant, int threads, const std::string& name = "test_op") {
+  Status plan(Backend& backend, OpType type, const OpAttrs& attrs,
+              const std::vector<const HostTensor*>& inputs, const std::vector<bool>& constant, int threads,
+              const std::string& name = "test_op") {
     set_threads(threads);
     return OpRunner::plan(backend, type, attrs, inputs, constant, name);
   }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The channels_last_conv pass on odd sizes: tokens -> image -> depthwise conv -> tokens -> GELU (the PVT v2 /
-// LaViT MLP) becomes one channels-last conv with the GELU as its epilogue and no transpose, and gives the
-// same outputs as the graph run as written, on every backend and batch; a dense conv between the same
-// transposes is left alone.
+// The channels_last_conv pass on odd sizes: tokens -> image -> depthwise or dense conv -> tokens -> GELU (the
+// PVT v2 / LaViT MLP, spatial reduction, patch embedding) becomes one channels-last conv with the GELU as its
+// epilogue and no transpose, and gives the same outputs as the graph run as written, on every backend and
+// batch; a grouped conv between the same transposes is left alone.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -22,7 +22,11 @@ namespace {
 
 struct Config {
   int64_t h, w, c, k, stride;
-  bool bias, dense;
+  bool bias;
+  int64_t groups;    // 0: depthwise
+  int64_t cout = 0;  // dense and grouped: output channels
+  int64_t pad = -1;  // -1: k / 2
+  bool rewritten() const { return groups <= 1; }
 };
 
 Graph build(const Config& k) {
@@ -35,16 +39,17 @@ Graph build(const Config& k) {
     ck.tensors[name].values = random_values(static_cast<size_t>(n), seed++, 0.4f);
   };
   add("fc.weight", {k.c, 3}), add("fc.bias", {k.c});
-  add("conv.weight", {k.c, k.dense ? k.c : 1, k.k, k.k});
-  if (k.bias) add("conv.bias", {k.c});
+  const int64_t cout = k.groups == 0 ? k.c : k.cout;
+  add("conv.weight", {cout, k.groups == 0 ? 1 : k.c / k.groups, k.k, k.k});
+  if (k.bias) add("conv.bias", {cout});
   GraphBuilder b(ck);
   int32_t x = b.input("image", Shape{1, 3, k.h, k.w});
   x = linear(b, image_to_tokens(b, x, "embed"), "fc", 3, k.c);
   x = tokens_to_image(b, x, k.h, k.w, "mlp");
   Conv2dAttrs a;
   a.stride_h = a.stride_w = static_cast<int32_t>(k.stride);
-  a.pad_h = a.pad_w = static_cast<int32_t>(k.k / 2);
-  a.groups = k.dense ? 1 : static_cast<int32_t>(k.c);
+  a.pad_h = a.pad_w = static_cast<int32_t>(k.pad < 0 ? k.k / 2 : k.pad);
+  a.groups = static_cast<int32_t>(k.groups == 0 ? k.c : k.groups);
   std::vector<int32_t> in = {x, b.weight("conv.weight")};
   if (k.bias) in.push_back(b.weight("conv.bias"));
   x = b.op(OpType::kConv2d, a, in, "conv");
@@ -62,13 +67,16 @@ Graph build(const Config& k) {
 }  // namespace
 
 TEST_CASE("channels_last_conv: the MLP's depthwise conv runs on the tokens, same outputs as written") {
-  const Config configs[] = {{7, 5, 37, 3, 1, true, false},  {9, 9, 64, 3, 1, true, false},
-                            {6, 8, 19, 3, 2, false, false}, {5, 7, 33, 5, 1, true, false},
-                            {4, 6, 100, 3, 1, true, false}, {6, 6, 12, 3, 1, true, true}};
+  const Config configs[] = {{7, 5, 37, 3, 1, true, 0},         {9, 9, 64, 3, 1, true, 0},
+                            {6, 8, 19, 3, 2, false, 0},        {5, 7, 33, 5, 1, true, 0},
+                            {4, 6, 100, 3, 1, true, 0},        {6, 6, 12, 3, 1, true, 1, 12},
+                            {8, 12, 20, 4, 4, true, 1, 17, 0}, {9, 7, 13, 3, 2, false, 1, 29},
+                            {5, 6, 11, 1, 1, true, 1, 7, 0},   {6, 6, 12, 3, 1, true, 2, 12}};
   for (const Config& k : configs) {
     CAPTURE(k.h);
     CAPTURE(k.c);
-    CAPTURE(k.dense);
+    CAPTURE(k.groups);
+    CAPTURE(k.cout);
     std::vector<uint8_t> storage;
     const auto model = load(build(k), &storage);
     for (const char* backend : {"ref", "cpu"}) {
@@ -77,13 +85,14 @@ TEST_CASE("channels_last_conv: the MLP's depthwise conv runs on the tokens, same
       auto fused = session(model, backend, max_batch);
       auto written = session(model, backend, max_batch, "channels_last_conv");
       const Graph& g = fused->graph();
-      // the input's own layout change stays; the two around the conv go unless the conv is dense
-      CHECK(count(g, OpType::kTranspose) == (k.dense ? 3 : 1));
-      CHECK(count(g, OpType::kGelu) == (k.dense ? 1 : 0));  // else the conv's epilogue, through the view
+      // the input's own layout change stays; the two around the conv go unless the conv is grouped
+      CHECK(count(g, OpType::kTranspose) == (k.rewritten() ? 1 : 3));
+      CHECK(count(g, OpType::kGelu) ==
+            (k.rewritten() ? 0 : 1));  // else the conv's epilogue, through the view
       bool channels_last = false;
       for (const Node& n : g.nodes)
         if (n.type == OpType::kConv2d) channels_last = std::get<Conv2dAttrs>(n.attrs).channels_last;
-      CHECK(channels_last == !k.dense);
+      CHECK(channels_last == k.rewritten());
       CHECK(count(written->graph(), OpType::kTranspose) == 3);
       const std::vector<float> x = random_values(static_cast<size_t>(max_batch * 3 * k.h * k.w), 11, 1.5f);
       for (int64_t batch = 1; batch <= max_batch; ++batch) {

@@ -11,114 +11,11 @@
 #include <random>
 #include <string>
 
-#include "backends/cpu/x86/x86_backend.h"
-#include "x86_test_util.h"
+#include "checked_op_case.h"
 
 namespace vitrt {
 namespace test {
 namespace {
-
-std::vector<X86Isa> gemm_isa_levels() {
-  std::vector<X86Isa> v;
-  const X86Isa top = x86_detect_isa();
-  if (top >= X86Isa::kAvx512) v.push_back(X86Isa::kAvx512);
-  if (top >= X86Isa::kAvx2) v.push_back(X86Isa::kAvx2);
-  return v;
-}
-
-std::unique_ptr<Backend> x86_at(X86Isa isa) {
-  X86Options o;
-  o.max_isa = isa;
-  o.read_env = false;  // VITRT_X86_ONEDNN still applies: the factories read it themselves
-  return create_x86_backend(o);
-}
-
-HostTensor random_tensor(const Shape& s, std::mt19937& rng, float scale) {
-  HostTensor t;
-  t.shape = s;
-  std::normal_distribution<float> d(0.f, scale);
-  t.data.resize(static_cast<size_t>(s.numel()));
-  for (float& v : t.data) v = d(rng);
-  return t;
-}
-
-HostTensor absolute(const HostTensor& t) {
-  HostTensor r = t;
-  for (float& v : r.data) v = std::fabs(v);
-  return r;
-}
-
-const Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluErf,
-                                   Activation::kGeluTanh};
-
-const char* act_name(Activation a) {
-  switch (a) {
-    case Activation::kNone:
-      return "none";
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kGeluErf:
-      return "gelu_erf";
-    default:
-      return "gelu_tanh";
-  }
-}
-
-struct GemmCase {
-  std::string name;
-  OpType type;
-  OpAttrs attrs;
-  std::vector<HostTensor> inputs;  // absent optional inputs have an empty shape
-  std::vector<bool> constant;
-  OpAttrs bound_attrs;  // the same op without activation, for the error bound
-};
-
-std::vector<const HostTensor*> pointers(const std::vector<HostTensor>& v) {
-  std::vector<const HostTensor*> p;
-  for (const HostTensor& t : v) p.push_back(t.shape.rank > 0 ? &t : nullptr);
-  return p;
-}
-
-// Runs c on `backend`, planned with `threads`.
-HostTensor run_on(Backend& backend, const GemmCase& c, const OpAttrs& attrs,
-                  const std::vector<const HostTensor*>& in, int threads) {
-  ThreadedOpRunner r;
-  Status s = r.plan(backend, c.type, attrs, in, c.constant, threads, c.name);
-  REQUIRE_MESSAGE(s.ok(), c.name, ": plan: ", s.message());
-  HostTensor out;
-  s = r.run(in, &out);
-  REQUIRE_MESSAGE(s.ok(), c.name, ": run: ", s.message());
-  return out;
-}
-
-// The reference's result and, per element, a rounding bound: 1e-5 × (Σ|x·w| + |b| + |residual|), which the
-// reference computes from the absolute values of the same inputs with no activation (GELU and ReLU are
-// 1.13-Lipschitz at most, so the bound holds through them).
-void check_case(const GemmCase& c) {
-  auto ref = create_reference_backend();
-  const auto in = pointers(c.inputs);
-  const HostTensor want = run_on(*ref, c, c.attrs, in, 1);
-  std::vector<HostTensor> abs_inputs;
-  for (const HostTensor& t : c.inputs) abs_inputs.push_back(absolute(t));
-  const HostTensor bound = run_on(*ref, c, c.bound_attrs, pointers(abs_inputs), 1);
-  for (X86Isa isa : gemm_isa_levels()) {
-    auto be = x86_at(isa);
-    REQUIRE(be);
-    for (int threads : {1, 2}) {
-      const std::string isa_name = x86_isa_name(isa);
-      INFO(c.name, " isa ", isa_name, " threads ", threads);
-      const HostTensor got = run_on(*be, c, c.attrs, in, threads);
-      REQUIRE(got.shape == want.shape);
-      size_t bad = 0, first = 0;
-      for (size_t i = 0; i < got.data.size(); ++i) {
-        const double tol = 1e-5 * (1.0 + bound.data[i]);
-        if (!(std::fabs(static_cast<double>(got.data[i]) - want.data[i]) <= tol) && bad++ == 0) first = i;
-      }
-      CHECK_MESSAGE(bad == 0, c.name, " [", isa_name, ", ", threads, "t]: ", bad, " of ", got.data.size(),
-                    " elements off; first ", first, ": ", got.data[first], " vs ref ", want.data[first]);
-    }
-  }
-}
 
 GemmCase linear_case(std::mt19937& rng, int64_t items, int64_t tokens, int64_t k, int64_t n, Activation act,
                      bool bias, bool residual) {
@@ -167,32 +64,6 @@ TEST_CASE("cpu Linear (packed GEMM) matches the reference on random odd shapes, 
     ++n_cases;
   }
   MESSAGE("checked ", n_cases, " Linear cases");
-}
-
-GemmCase conv_case(std::mt19937& rng, int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh,
-                   int64_t kw, int stride, int pad, int dil, int groups, Activation act, bool bias) {
-  GemmCase c;
-  c.name = "conv b" + std::to_string(b) + " " + std::to_string(cin) + "x" + std::to_string(h) + "x" +
-           std::to_string(w) + " -> " + std::to_string(cout) + " k" + std::to_string(kh) + "x" +
-           std::to_string(kw) + " s" + std::to_string(stride) + " p" + std::to_string(pad) + " d" +
-           std::to_string(dil) + " g" + std::to_string(groups) + " " + act_name(act) + (bias ? " bias" : "");
-  c.type = OpType::kConv2d;
-  Conv2dAttrs a;
-  a.stride_h = a.stride_w = stride;
-  a.pad_h = a.pad_w = pad;
-  a.dilation_h = a.dilation_w = dil;
-  a.groups = groups;
-  a.activation = act;
-  c.attrs = a;
-  a.activation = Activation::kNone;
-  c.bound_attrs = a;
-  const int64_t k = cin / groups * kh * kw;
-  c.inputs.push_back(random_tensor(Shape{b, cin, h, w}, rng, 1.0f));
-  c.inputs.push_back(random_tensor(Shape{cout, cin / groups, kh, kw}, rng, 1.0f / std::sqrt(float(k))));
-  if (bias) c.inputs.push_back(random_tensor(Shape{cout}, rng, 1.0f));
-  c.constant = {false, true, true};
-  c.constant.resize(c.inputs.size());
-  return c;
 }
 
 TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model stems and odd shapes") {

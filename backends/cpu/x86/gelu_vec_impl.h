@@ -8,6 +8,7 @@
 //   exp: Cody–Waite range reduction and Cephes' degree-6 polynomial (relative error ~1e-7);
 //   erf: Abramowitz & Stegun 7.1.26, erfc(z) = t·P(t)·exp(-z²) with t = 1/(1 + p·z) (absolute error 1.5e-7);
 //   tanh form: 0.5·x·(1 + tanh(u)) = x / (1 + exp(-2u)).
+// It is also the elementwise GELU's (simd_impl.h).
 
 namespace vitrt {
 namespace x86 {
@@ -30,7 +31,10 @@ inline typename T::V exp(typename T::V x) {
   return T::mul(p, T::pow2n(n));
 }
 
-// 0.5·x·(1 + erf(x/√2)) = x - 0.5·x·erfc(z) for x >= 0, 0.5·x·erfc(z) for x < 0, z = |x|/√2.
+// 0.5·x·(1 + erf(x/√2)) = x - 0.5·x·erfc(z) for x >= 0, 0.5·x·erfc(z) for x < 0, z = |x|/√2. The x that
+// multiplies erfc is clamped to ±10 (erfc(10/√2) ≈ 1.5e-23, far below an ulp of x there), so that
+// gelu(+inf) = +inf rather than inf·0. Like every float32 implementation of the erf form (PyTorch's and the
+// reference's), the result is 0 where 1 + erf(x/√2) rounds to 0 in float: x < 0 with erfc(z) < 2^-25.
 template <class T>
 inline typename T::V gelu_erf(typename T::V x) {
   using V = typename T::V;
@@ -42,8 +46,10 @@ inline typename T::V gelu_erf(typename T::V x) {
   p = T::fma(p, t, T::set1(-0.284496736f));
   p = T::fma(p, t, T::set1(0.254829592f));
   const V erfc = T::mul(T::mul(p, t), exp<T>(T::mul(T::sub(T::zero(), z), z)));
-  const V half_x_erfc = T::mul(T::mul(T::set1(0.5f), x), erfc);
-  return T::select_neg(x, half_x_erfc, T::sub(x, half_x_erfc));
+  const V x_clamped = T::min(T::max(x, T::set1(-10.0f)), T::set1(10.0f));
+  const V half_x_erfc = T::mul(T::mul(T::set1(0.5f), x_clamped), erfc);
+  const V negative = T::select_neg(T::sub(erfc, T::set1(2.98023224e-8f)), T::zero(), half_x_erfc);
+  return T::select_neg(x, negative, T::sub(x, half_x_erfc));
 }
 
 template <class T>
@@ -52,7 +58,9 @@ inline typename T::V gelu_tanh(typename T::V x) {
   const V x3 = T::mul(T::mul(x, x), x);
   const V u = T::fma(x3, T::set1(0.044715f), x);                 // u / √(2/π)
   const V e = exp<T>(T::mul(u, T::set1(-1.5957691216057308f)));  // exp(-2·√(2/π)·u)
-  return T::mul(x, T::rcp(T::add(T::set1(1.0f), e)));
+  const V s = T::rcp(T::add(T::set1(1.0f), e));                  // (1 + tanh) / 2
+  // 0 where 1 + tanh rounds to 0 in float (s < 2^-26), as in PyTorch's and the reference's float32 GELU.
+  return T::select_neg(T::sub(s, T::set1(1.49011612e-8f)), T::zero(), T::mul(x, s));
 }
 
 }  // namespace gelu_vec

@@ -9,6 +9,7 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/simd.h"
 
 namespace vitrt {
@@ -65,15 +66,37 @@ void binary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
   }
 }
 
+// gelu_vec's vector ops (gelu_vec_impl.h) on xsimd batches: the same polynomial GELU the packed GEMM's
+// epilogue applies, several times cheaper than xsimd's erf / tanh and as accurate as PyTorch's float32.
+template <class A>
+struct GeluOps {
+  using V = VF<A>;
+  static V zero() { return V(0.0f); }
+  static V set1(float x) { return V(x); }
+  static V add(V a, V b) { return a + b; }
+  static V sub(V a, V b) { return a - b; }
+  static V mul(V a, V b) { return a * b; }
+  static V fma(V a, V b, V c) { return xsimd::fma(a, b, c); }
+  static V min(V a, V b) { return xsimd::min(a, b); }
+  static V max(V a, V b) { return xsimd::max(a, b); }
+  static V abs(V a) { return xsimd::abs(a); }
+  static V round(V a) { return xsimd::nearbyint(a); }
+  static V pow2n(V n) {  // n integral in [-127, 127]
+    using I = xsimd::batch<int32_t, A>;
+    return xsimd::bitwise_cast<V>((xsimd::batch_cast<int32_t>(n) + I(127)) << 23);
+  }
+  static V rcp(V d) { return V(1.0f) / d; }
+  static V select_neg(V x, V if_neg, V otherwise) { return xsimd::select(x < V(0.0f), if_neg, otherwise); }
+};
+
 template <class A>
 inline VF<A> gelu_erf_v(const VF<A>& x) {
-  return VF<A>(0.5f) * x * (VF<A>(1.0f) + xsimd::erf(x * VF<A>(0.70710678118654752440f)));
+  return gelu_vec::gelu_erf<GeluOps<A>>(x);
 }
 
 template <class A>
 inline VF<A> gelu_tanh_v(const VF<A>& x) {
-  const VF<A> k(0.79788456080286535588f), c(0.044715f);
-  return VF<A>(0.5f) * x * (VF<A>(1.0f) + xsimd::tanh(k * (x + c * x * x * x)));
+  return gelu_vec::gelu_tanh<GeluOps<A>>(x);
 }
 
 template <class A>

@@ -36,7 +36,10 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>&, const KernelPlan&, st
                           KernelInfo*);
 Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                      KernelInfo*);
-// Channels-last convolutions (depthwise_conv_nhwc.cpp), and the Conv2d entry that picks by layout.
+// Channels-last convolutions: depthwise (depthwise_conv_nhwc.cpp, which also picks) and dense on the packed
+// GEMM (gemm_conv2d_nhwc.cpp); and the Conv2d entry that picks by layout.
+Status create_conv2d_nhwc_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                               KernelInfo*);
 Status create_conv2d_channels_last(const std::shared_ptr<Context>&, const KernelPlan&,
                                    std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_conv2d_any_layout(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// channels_last_conv: a depthwise Conv2d that sits between tokens->image and image->tokens layout changes
-// (x.transpose(1,2).reshape(B,C,H,W) -> conv -> .flatten(2).transpose(1,2), the PVT v2 / LaViT MLP conv) runs
-// on the tokens themselves, channels-last: [B,N,C] viewed as [B,H,W,C] by a free Reshape, the conv with
-// channels_last set, and a free Reshape back. Both transposes (two full passes over the hidden activations)
-// disappear. Only depthwise convs are rewritten: that is the form the backends implement channels-last.
+// channels_last_conv: a Conv2d that sits between tokens->image and image->tokens layout changes
+// (x.transpose(1,2).reshape(B,C,H,W) -> conv -> .flatten(2).transpose(1,2): the PVT v2 / LaViT MLP's
+// depthwise conv, their spatial-reduction convs and the later stages' patch embeddings) runs on the tokens
+// themselves, channels-last: [B,N,C] viewed as [B,H,W,C] by a free Reshape, the conv with channels_last set,
+// and a free Reshape back. Both transposes (two full passes over the activations) disappear. Depthwise and
+// dense convs are rewritten (the forms the backends implement channels-last), grouped ones are left alone,
+// and only where the backend supports the channels-last conv.
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 #include "planner/pattern.h"
@@ -30,7 +32,7 @@ class ChannelsLastConvPass final : public Pass {
  public:
   const char* name() const override { return "channels_last_conv"; }
   const char* description() const override {
-    return "depthwise conv between token<->image transposes -> channels-last conv on the tokens";
+    return "depthwise or dense conv between token<->image transposes -> channels-last conv on the tokens";
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
@@ -48,10 +50,10 @@ class ChannelsLastConvPass final : public Pass {
       const Shape& w = g.tensors[m.tensor("weight")].shape;       // [C,1,kh,kw]
       const auto& image = std::get<ReshapeAttrs>(m.node(g, "image").attrs).shape;
       Conv2dAttrs a = std::get<Conv2dAttrs>(m.node(g, "conv").attrs);
-      if (tokens.rank != 3 || w.rank != 4 || w[1] != 1 || w[0] != tokens[2] || a.groups != tokens[2] ||
-          image[2] * image[3] != tokens[1])
-        continue;
-      const int64_t c = tokens[2];
+      if (tokens.rank != 3 || w.rank != 4 || image[2] * image[3] != tokens[1]) continue;
+      const int64_t c = tokens[2], cout = w[0];
+      const bool depthwise = w[1] == 1 && w[0] == c && a.groups == c, dense = a.groups == 1 && w[1] == c;
+      if (!depthwise && !dense) continue;
       const Shape& out = g.tensors[m.tensor("out")].shape;  // [B,No,C]
       a.channels_last = true;
       const Node& conv = m.node(g, "conv");
@@ -68,8 +70,8 @@ class ChannelsLastConvPass final : public Pass {
       const Shape& conv_out = g.tensors[conv.outputs[0]].shape;  // [B,C,Ho,Wo]
       view_in.outputs = {g.add_activation(view_in.name, Shape{kDynamicDim, image[2], image[3], c})};
       cl.inputs[0] = view_in.outputs[0];
-      cl.outputs = {g.add_activation(cl.name + ".nhwc", Shape{kDynamicDim, conv_out[2], conv_out[3], c})};
-      view_out.attrs = ReshapeAttrs{{0, -1, c}};
+      cl.outputs = {g.add_activation(cl.name + ".nhwc", Shape{kDynamicDim, conv_out[2], conv_out[3], cout})};
+      view_out.attrs = ReshapeAttrs{{0, -1, cout}};
       view_out.inputs = {cl.outputs[0]};
       view_out.outputs = {m.tensor("out")};
       view_out.name = g.nodes[i].name;

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The channels-last depthwise Conv2d's row kernel (depthwise_conv_nhwc.cpp drives it): one output row
+// [Wo, C] of one image from the input image [H, W, C] and the weight repacked to [kh][kw][C], with bias and
+// activation applied in registers. Compiled per ISA in depthwise_nhwc_avx512.cpp / depthwise_nhwc_avx2.cpp.
+#include <cstdint>
+
+#include "backends/cpu/x86/packed_gemm.h"
+
+namespace vitrt {
+namespace x86 {
+
+struct DepthwiseRow {
+  const float* src = nullptr;  // image b: [H, W, C]
+  int64_t h = 0, w = 0, c = 0;
+  const float* wt = nullptr;  // [kh][kw][C]
+  int64_t kh = 0, kw = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  const float* bias = nullptr;  // [C] or null
+  GemmAct act = GemmAct::kNone;
+  int64_t oy = 0, wo = 0;
+  float* dst = nullptr;  // output row: [Wo, C]
+};
+
+void depthwise_nhwc_row_avx512(const DepthwiseRow& r);
+void depthwise_nhwc_row_avx2(const DepthwiseRow& r);
+
+}  // namespace x86
+}  // namespace vitrt

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The channels-last depthwise row kernel at AVX-512: strips of 8 pixels × 16 channels in registers; built
+// with -mavx512*, only called when CPUID has them.
+#include "backends/cpu/x86/depthwise_nhwc_impl.h"
+#include "backends/cpu/x86/vec_avx512.h"
+
+namespace vitrt {
+namespace x86 {
+
+void depthwise_nhwc_row_avx512(const DepthwiseRow& r) {
+  depthwise_impl::row<Avx512Ops, 8>(r);
+}
+
+}  // namespace x86
+}  // namespace vitrt

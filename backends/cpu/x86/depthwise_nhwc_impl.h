@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The channels-last depthwise row kernel, written once over an ISA's vector ops T (vec_avx512.h, vec_avx2.h).
+// Every output pixel is C contiguous floats, so each tap is one vector multiply-add per W channels with the
+// tap's weight vector. A strip of S neighbouring output pixels keeps S accumulators in registers and loads
+// each tap's weights once for all of them; pixels whose taps all fall inside the image (the interior of the
+// row) take the unchecked strips, the few at the edges a checked one-pixel path. Channels past the last full
+// vector use masked loads and stores.
+#include <algorithm>
+
+#include "backends/cpu/x86/depthwise_nhwc.h"
+#include "backends/cpu/x86/gelu_vec_impl.h"
+
+namespace vitrt {
+namespace x86 {
+namespace depthwise_impl {
+
+template <class T, int S>
+inline void activate(GemmAct act, typename T::V (&acc)[S]) {
+  if (act == GemmAct::kRelu) {
+    for (int s = 0; s < S; ++s) acc[s] = T::max(acc[s], T::zero());
+  } else if (act == GemmAct::kGeluErf) {
+    for (int s = 0; s < S; ++s) acc[s] = gelu_vec::gelu_erf<T>(acc[s]);
+  } else if (act == GemmAct::kGeluTanh) {
+    for (int s = 0; s < S; ++s) acc[s] = gelu_vec::gelu_tanh<T>(acc[s]);
+  }
+}
+
+template <class T, bool Partial>
+inline typename T::V load(const float* p, int valid) {
+  if constexpr (Partial)
+    return T::loadn(p, valid);
+  else
+    return T::loadu(p);
+}
+
+// S interior pixels ox0 .. ox0 + S - 1 (every tap inside the image), channels [c0, c0 + W) (or `valid` of
+// them when Partial).
+template <class T, int S, bool Partial>
+inline void interior_strip(const DepthwiseRow& r, int64_t ox0, int64_t c0, int valid) {
+  using V = typename T::V;
+  V acc[S];
+  const V b = r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero();
+  for (int s = 0; s < S; ++s) acc[s] = b;
+  const int64_t step = r.stride_w * r.c;  // from one output pixel's tap to the next's
+  for (int64_t ky = 0; ky < r.kh; ++ky) {
+    const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
+    if (iy < 0 || iy >= r.h) continue;
+    const float* x0 = r.src + (iy * r.w + ox0 * r.stride_w - r.pad_w) * r.c + c0;
+    const float* w0 = r.wt + ky * r.kw * r.c + c0;
+    for (int64_t kx = 0; kx < r.kw; ++kx) {
+      const V wv = load<T, Partial>(w0 + kx * r.c, valid);
+      const float* x = x0 + kx * r.dilation_w * r.c;
+      for (int s = 0; s < S; ++s) acc[s] = T::fma(load<T, Partial>(x + s * step, valid), wv, acc[s]);
+    }
+  }
+  activate<T, S>(r.act, acc);
+  float* y = r.dst + ox0 * r.c + c0;
+  for (int s = 0; s < S; ++s) {
+    if constexpr (Partial)
+      T::storen(y + s * r.c, acc[s], valid);
+    else
+      T::storeu(y + s * r.c, acc[s]);
+  }
+}
+
+// One pixel with taps possibly outside the image (they read as zero).
+template <class T, bool Partial>
+inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid) {
+  using V = typename T::V;
+  V acc[1] = {r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero()};
+  for (int64_t ky = 0; ky < r.kh; ++ky) {
+    const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
+    if (iy < 0 || iy >= r.h) continue;
+    for (int64_t kx = 0; kx < r.kw; ++kx) {
+      const int64_t ix = ox * r.stride_w - r.pad_w + kx * r.dilation_w;
+      if (ix < 0 || ix >= r.w) continue;
+      const V wv = load<T, Partial>(r.wt + (ky * r.kw + kx) * r.c + c0, valid);
+      acc[0] = T::fma(load<T, Partial>(r.src + (iy * r.w + ix) * r.c + c0, valid), wv, acc[0]);
+    }
+  }
+  activate<T, 1>(r.act, acc);
+  if constexpr (Partial)
+    T::storen(r.dst + ox * r.c + c0, acc[0], valid);
+  else
+    T::storeu(r.dst + ox * r.c + c0, acc[0]);
+}
+
+// Pixels [ox0, ox0 + n) of the interior, n <= S, over every channel vector.
+template <class T, int S>
+inline void strip_all_channels(const DepthwiseRow& r, int64_t ox0, int64_t n) {
+  if constexpr (S > 1) {
+    if (n < S) return strip_all_channels<T, S - 1>(r, ox0, n);
+  }
+  constexpr int W = T::kWidth;
+  const int64_t full = r.c / W * W;
+  for (int64_t c0 = 0; c0 < full; c0 += W) interior_strip<T, S, false>(r, ox0, c0, W);
+  if (full < r.c) interior_strip<T, S, true>(r, ox0, full, static_cast<int>(r.c - full));
+}
+
+template <class T>
+inline void edge_all_channels(const DepthwiseRow& r, int64_t ox) {
+  constexpr int W = T::kWidth;
+  const int64_t full = r.c / W * W;
+  for (int64_t c0 = 0; c0 < full; c0 += W) edge_pixel<T, false>(r, ox, c0, W);
+  if (full < r.c) edge_pixel<T, true>(r, ox, full, static_cast<int>(r.c - full));
+}
+
+template <class T, int S>
+void row(const DepthwiseRow& r) {
+  // Interior: ox·sw - pw >= 0 and ox·sw - pw + (kw - 1)·dw <= W - 1.
+  const int64_t lo = std::min(r.wo, (r.pad_w + r.stride_w - 1) / r.stride_w);
+  const int64_t last_in = r.w - 1 + r.pad_w - (r.kw - 1) * r.dilation_w;
+  const int64_t hi = last_in < 0 ? lo : std::max(lo, std::min(r.wo, last_in / r.stride_w + 1));
+  for (int64_t ox = 0; ox < lo; ++ox) edge_all_channels<T>(r, ox);
+  for (int64_t ox = lo; ox < hi; ox += S) strip_all_channels<T, S>(r, ox, std::min<int64_t>(S, hi - ox));
+  for (int64_t ox = hi; ox < r.wo; ++ox) edge_all_channels<T>(r, ox);
+}
+
+}  // namespace depthwise_impl
+}  // namespace x86
+}  // namespace vitrt

@@ -225,6 +225,10 @@ def main():
     a.node_dir = a.node_dir or os.path.join(a.build, "bench-node")
     work = a.work or os.path.join(a.build, "bench-work")
     skip = set(filter(None, a.skip.split(",")))
+    if "torch" not in skip and not os.path.isdir(TUNED_ENV_SET["LD_LIBRARY_PATH"]):
+        sys.exit("compare: %s is missing, so PyTorch would run on the reference BLAS, far from its best; "
+                 "install libopenblas0-openmp (tools/setup.sh --bench) or pass --skip torch"
+                 % TUNED_ENV_SET["LD_LIBRARY_PATH"])
     import numpy as np
 
     ceiling = gemm_ceiling(a)

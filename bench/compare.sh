@@ -8,6 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:-$HERE/../build}
 [ $# -gt 0 ] && shift
 BUILD=$(cd "$BUILD" && pwd)
+"$HERE/../tools/setup.sh" --bench >&2  # the peers' tuned configuration (OpenBLAS-OpenMP for PyTorch)
 if [ ! -d "$BUILD/bench-node/node_modules/onnxruntime-node" ]; then
   mkdir -p "$BUILD/bench-node"
   (cd "$BUILD/bench-node" && npm install --silent --no-audit --no-fund onnxruntime-node@1.30.0 --ignore-scripts >&2)

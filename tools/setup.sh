@@ -4,6 +4,7 @@
 # already installed it does nothing; otherwise (as root, or through sudo) `apt-get update` then install.
 #   tools/setup.sh            build + test dependencies
 #   tools/setup.sh --build    build dependencies only (what tools/demo.sh needs)
+#   tools/setup.sh --bench    build + test dependencies and what bench/compare.sh's peers need to run at their best
 set -euo pipefail
 
 packages=(
@@ -21,8 +22,15 @@ test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
   python3-skimage                            # natural photos (astronaut, chelsea, coffee...) for the PIL parity test
 )
+bench_packages=(
+  libopenblas0-openmp                        # PyTorch's tuned configuration (../shared/docs/TOOLCHAIN.md): without it
+                                             # Debian's torch falls back to the reference BLAS, 10-40x slower
+)
 if [ "${1:-}" != "--build" ]; then
   packages+=("${test_packages[@]}")
+fi
+if [ "${1:-}" = "--bench" ]; then
+  packages+=("${bench_packages[@]}")
 fi
 
 missing=()

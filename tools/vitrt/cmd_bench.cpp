@@ -22,10 +22,11 @@ struct Options {
   int warmup = 3;
   bool json = false;
   bool profile = false;
+  int top = 12;  // slowest steps the profile lists
 };
 
 // Time per run by op type and the slowest steps, from a session's step timings.
-void print_profile(const Session& s, int batch, int threads) {
+void print_profile(const Session& s, int batch, int threads, int top) {
   const Graph& g = s.graph();
   const double runs = static_cast<double>(std::max<int64_t>(1, s.profiled_runs()));
   const auto& sec = s.step_seconds();
@@ -51,7 +52,7 @@ void print_profile(const Session& s, int batch, int threads) {
     std::printf("| %s | %d | %.3f | %.1f%% |\n", t.second.c_str(), by_type[t.second].second, t.first,
                 total > 0 ? 100.0 * t.first / total : 0.0);
   std::printf("slowest steps:\n");
-  for (size_t k = 0; k < steps.size() && k < 12; ++k) {
+  for (size_t k = 0; k < steps.size() && k < static_cast<size_t>(top); ++k) {
     const Node& n = g.nodes[steps[k].second];
     std::printf("  %-4zu %-18s %-44s %8.3f ms  %5.1f%%\n", steps[k].second, op_type_name(n.type),
                 n.name.c_str(), steps[k].first, total > 0 ? 100.0 * steps[k].first / total : 0.0);
@@ -99,7 +100,7 @@ int run_bench(const Options& o) {
           if (!st.ok()) return report_error("bench", st, false);
           ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         }
-        if (o.profile && !o.json) print_profile(*session, b, th);
+        if (o.profile && !o.json) print_profile(*session, b, th, o.top);
         std::sort(ms.begin(), ms.end());
         double sum = 0;
         for (double v : ms) sum += v;
@@ -162,6 +163,9 @@ Runner add_bench(CLI::App& app) {
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_flag("--profile", o->profile,
                 "also print the time per op type and the slowest steps (timed runs only)");
+  sub->add_option("--top", o->top, "with --profile: how many of the slowest steps to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   return [o] { return run_bench(*o); };
 }
 

@@ -18,30 +18,6 @@
 namespace vitrt {
 namespace test {
 
-inline std::vector<X86Isa> gemm_isa_levels() {
-  std::vector<X86Isa> v;
-  const X86Isa top = x86_detect_isa();
-  if (top >= X86Isa::kAvx512) v.push_back(X86Isa::kAvx512);
-  if (top >= X86Isa::kAvx2) v.push_back(X86Isa::kAvx2);
-  return v;
-}
-
-inline std::unique_ptr<Backend> x86_at(X86Isa isa) {
-  X86Options o;
-  o.max_isa = isa;
-  o.read_env = false;  // VITRT_X86_ONEDNN still applies: the factories read it themselves
-  return create_x86_backend(o);
-}
-
-inline HostTensor random_tensor(const Shape& s, std::mt19937& rng, float scale) {
-  HostTensor t;
-  t.shape = s;
-  std::normal_distribution<float> d(0.f, scale);
-  t.data.resize(static_cast<size_t>(s.numel()));
-  for (float& v : t.data) v = d(rng);
-  return t;
-}
-
 inline HostTensor absolute(const HostTensor& t) {
   HostTensor r = t;
   for (float& v : r.data) v = std::fabs(v);
@@ -101,8 +77,8 @@ inline void check_case(const GemmCase& c) {
   std::vector<HostTensor> abs_inputs;
   for (const HostTensor& t : c.inputs) abs_inputs.push_back(absolute(t));
   const HostTensor bound = run_on(*ref, c, c.bound_attrs, pointers(abs_inputs), 1);
-  for (X86Isa isa : gemm_isa_levels()) {
-    auto be = x86_at(isa);
+  for (X86Isa isa : isa_levels()) {
+    auto be = make_x86(isa);
     REQUIRE(be);
     for (int threads : {1, 2}) {
       const std::string isa_name = x86_isa_name(isa);

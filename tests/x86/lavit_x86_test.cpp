@@ -19,38 +19,6 @@ namespace vitrt {
 namespace test {
 namespace {
 
-std::vector<X86Isa> isa_levels() {
-  std::vector<X86Isa> v;
-  const X86Isa top = x86_detect_isa();
-  if (top >= X86Isa::kAvx512) v.push_back(X86Isa::kAvx512);
-  if (top >= X86Isa::kAvx2) v.push_back(X86Isa::kAvx2);
-  return v;
-}
-
-std::unique_ptr<Backend> make_x86(X86Isa isa) {
-  X86Options o;
-  o.max_isa = isa;
-  o.read_env = false;
-  return create_x86_backend(o);
-}
-
-HostTensor randn(Shape s, std::mt19937& rng, float scale = 1.0f) {
-  HostTensor t;
-  t.shape = s;
-  std::normal_distribution<float> d(0.f, scale);
-  t.data.resize(static_cast<size_t>(s.numel()));
-  for (float& v : t.data) v = d(rng);
-  return t;
-}
-
-HostTensor first_item(const HostTensor& t) {
-  HostTensor r;
-  r.shape = t.shape;
-  r.shape[0] = 1;
-  r.data.assign(t.data.begin(), t.data.begin() + r.shape.numel());
-  return r;
-}
-
 struct Case {
   std::string name;
   OpType type;
@@ -80,16 +48,16 @@ std::vector<Case> cases() {
            {},
            scores ? 2 : 1};
     if (layout == 1) {
-      k.inputs.push_back(randn(Shape{b, nq, 3 * c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nq, 3 * c}, rng));
     } else if (layout == 2) {
-      k.inputs.push_back(randn(Shape{b, nq, c}, rng));
-      k.inputs.push_back(randn(Shape{b, nk, 2 * c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nq, c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nk, 2 * c}, rng));
     } else {
-      k.inputs.push_back(randn(Shape{b, nq, c}, rng));
-      k.inputs.push_back(randn(Shape{b, nk, c}, rng));
-      k.inputs.push_back(randn(Shape{b, nk, c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nq, c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nk, c}, rng));
+      k.inputs.push_back(random_tensor(Shape{b, nk, c}, rng));
     }
-    if (bias) k.inputs.push_back(randn(Shape{b, h, nq, nk}, rng, 1.5f));
+    if (bias) k.inputs.push_back(random_tensor(Shape{b, h, nq, nk}, rng, 1.5f));
     k.constant.assign(k.inputs.size(), false);
     k.batched.assign(k.inputs.size(), true);
     v.push_back(std::move(k));
@@ -114,12 +82,12 @@ std::vector<Case> cases() {
            {},
            {},
            scores ? 2 : 1};
-    k.inputs = {randn(Shape{b, h, n, nk}, rng, 2.0f),
-                randn(Shape{b, nk, h * d}, rng),
-                randn(Shape{nk, nk}, rng, 1.0f / std::sqrt(static_cast<float>(nk))),
-                randn(Shape{nk}, rng, 0.5f),
-                randn(Shape{n, n}, rng, 1.0f / std::sqrt(static_cast<float>(n))),
-                randn(Shape{n}, rng, 0.5f)};
+    k.inputs = {random_tensor(Shape{b, h, n, nk}, rng, 2.0f),
+                random_tensor(Shape{b, nk, h * d}, rng),
+                random_tensor(Shape{nk, nk}, rng, 1.0f / std::sqrt(static_cast<float>(nk))),
+                random_tensor(Shape{nk}, rng, 0.5f),
+                random_tensor(Shape{n, n}, rng, 1.0f / std::sqrt(static_cast<float>(n))),
+                random_tensor(Shape{n}, rng, 0.5f)};
     k.constant = {false, false, const_weights, const_weights, const_weights, const_weights};
     k.batched = {true, true, false, false, false, false};
     v.push_back(std::move(k));
@@ -144,12 +112,12 @@ std::vector<Case> cases() {
            {},
            {},
            1};
-    c.inputs = {randn(Shape{b, h1, static_cast<int64_t>(hh) * ww, nk}, rng, 2.0f),
-                randn(Shape{h1, 1, k, k}, rng, 1.0f / static_cast<float>(k)),
-                randn(Shape{h1}, rng, 0.5f),
-                randn(Shape{h2, h1, 1, 1}, rng, 1.0f / std::sqrt(static_cast<float>(h1))),
-                randn(Shape{h2}, rng, 0.5f),
-                randn(Shape{h2}, rng, 0.5f)};
+    c.inputs = {random_tensor(Shape{b, h1, static_cast<int64_t>(hh) * ww, nk}, rng, 2.0f),
+                random_tensor(Shape{h1, 1, k, k}, rng, 1.0f / static_cast<float>(k)),
+                random_tensor(Shape{h1}, rng, 0.5f),
+                random_tensor(Shape{h2, h1, 1, 1}, rng, 1.0f / std::sqrt(static_cast<float>(h1))),
+                random_tensor(Shape{h2}, rng, 0.5f),
+                random_tensor(Shape{h2}, rng, 0.5f)};
     c.constant = {false, true, true, true, true, true};
     c.batched = {true, false, false, false, false, false};
     v.push_back(std::move(c));

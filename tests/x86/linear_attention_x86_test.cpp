@@ -42,38 +42,6 @@ const Spec kSpecs[] = {
     {"legacy_40x36_r4_h2_d32_k5_b3_m90", 3, 40, 36, 2, 32, 4, 5, PseudoInverse::kNewtonLegacy, false, 1.0f},
 };
 
-std::vector<X86Isa> isa_levels() {
-  std::vector<X86Isa> v;
-  const X86Isa top = x86_detect_isa();
-  if (top >= X86Isa::kAvx512) v.push_back(X86Isa::kAvx512);
-  if (top >= X86Isa::kAvx2) v.push_back(X86Isa::kAvx2);
-  return v;
-}
-
-std::unique_ptr<Backend> make_x86(X86Isa isa) {
-  X86Options o;
-  o.max_isa = isa;
-  o.read_env = false;
-  return create_x86_backend(o);
-}
-
-HostTensor random_tensor(Shape s, std::mt19937& rng, float scale = 1.0f, float offset = 0.0f) {
-  HostTensor t;
-  t.shape = s;
-  std::normal_distribution<float> d(0.f, scale);
-  t.data.resize(static_cast<size_t>(s.numel()));
-  for (float& v : t.data) v = offset + d(rng);
-  return t;
-}
-
-HostTensor first_item(const HostTensor& t) {
-  HostTensor r;
-  r.shape = t.shape;
-  r.shape[0] = 1;
-  r.data.assign(t.data.begin(), t.data.begin() + r.shape.numel());
-  return r;
-}
-
 LinearAttentionAttrs attrs_of(const Spec& s) {
   LinearAttentionAttrs a;
   a.num_heads = static_cast<int32_t>(s.heads);

@@ -29,29 +29,6 @@ const std::vector<OpCase>& all_cases() {
   return cases;
 }
 
-std::vector<X86Isa> isa_levels() {
-  std::vector<X86Isa> v;
-  const X86Isa top = x86_detect_isa();
-  if (top >= X86Isa::kAvx512) v.push_back(X86Isa::kAvx512);
-  if (top >= X86Isa::kAvx2) v.push_back(X86Isa::kAvx2);
-  return v;
-}
-
-std::unique_ptr<Backend> make_x86(X86Isa isa) {
-  X86Options o;
-  o.max_isa = isa;
-  o.read_env = false;
-  return create_x86_backend(o);
-}
-
-HostTensor first_item(const HostTensor& t) {
-  HostTensor r;
-  r.shape = t.shape;
-  r.shape[0] = 1;
-  r.data.assign(t.data.begin(), t.data.begin() + r.shape.numel());
-  return r;
-}
-
 // |a - b| <= tol everywhere (NaN fails).
 bool close(const std::vector<float>& a, const std::vector<float>& b, double tol, std::string* msg) {
   if (a.size() != b.size()) {
@@ -191,15 +168,6 @@ TEST_CASE("x86 backend rejects an output shape that does not match the inputs") 
 }
 
 // ---- odd shapes, against the reference backend ----
-
-HostTensor random_tensor(Shape s, std::mt19937& rng, float scale = 1.0f) {
-  HostTensor t;
-  t.shape = s;
-  std::normal_distribution<float> d(0.f, scale);
-  t.data.resize(static_cast<size_t>(s.numel()));
-  for (float& v : t.data) v = d(rng);
-  return t;
-}
 
 struct Synthetic {
   std::string name;

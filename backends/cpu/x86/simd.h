@@ -26,6 +26,9 @@ struct AttnBlock {
   float* out = nullptr;  // first output row, head offset applied
   int64_t out_stride = 0;
   float* scratch = nullptr;  // attn_scratch_floats(nq, kb, d), 64-byte aligned
+  // All keys fit one block (nk <= kb) and scratch already holds this (batch, head)'s Kᵀ from the previous
+  // call: the transpose is skipped (a head's query blocks share it).
+  bool kt_ready = false;
 };
 
 inline int64_t attn_scratch_floats(int64_t qb, int64_t kb, int64_t d) {

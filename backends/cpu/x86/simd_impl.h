@@ -271,12 +271,14 @@ void attention_block(const AttnBlock& a) {
     const int64_t n = a.nk - j0 < kb ? a.nk - j0 : kb;
     const int64_t np = (n + W - 1) / W * W;
     // Kᵀ of this key block, zero-padded to np columns.
-    for (int64_t jj = 0; jj < n; ++jj) {
-      const float* kr = a.k + (j0 + jj) * a.k_stride;
-      for (int64_t t = 0; t < d; ++t) kt[t * np + jj] = kr[t];
+    if (!(a.kt_ready && n == a.nk)) {
+      for (int64_t jj = 0; jj < n; ++jj) {
+        const float* kr = a.k + (j0 + jj) * a.k_stride;
+        for (int64_t t = 0; t < d; ++t) kt[t * np + jj] = kr[t];
+      }
+      for (int64_t t = 0; t < d; ++t)
+        for (int64_t jj = n; jj < np; ++jj) kt[t * np + jj] = 0.0f;
     }
-    for (int64_t t = 0; t < d; ++t)
-      for (int64_t jj = n; jj < np; ++jj) kt[t * np + jj] = 0.0f;
     // Scores.
     int64_t i = 0;
     for (; i + 4 <= nq; i += 4)

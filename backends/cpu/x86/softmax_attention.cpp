@@ -123,8 +123,11 @@ class AttentionKernel final : public ref::RefKernel {
       blk.scale = scale;
       blk.out_stride = c;
       blk.scratch = ws + tid * per;
+      int64_t have = -1;  // the (b, h) whose Kᵀ is in scratch when one key block holds all keys
       for (int64_t it = lo; it < hi; ++it) {
         const int64_t qbk = it % qblocks, bh = it / qblocks, h = bh % heads, b = bh / heads;
+        blk.kt_ready = nk <= kb && bh == have;
+        have = bh;
         const int64_t i0 = qbk * kQueryBlock;
         blk.nq = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
         blk.q = o.q + b * o.qbatch + i0 * o.qs + h * d;

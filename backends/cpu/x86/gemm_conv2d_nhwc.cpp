@@ -127,6 +127,12 @@ class GemmConvNhwcKernel final : public ref::RefKernel {
       float* row = dst + (r - r0) * k_;
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * a.stride_h - a.pad_h + ky * a.dilation_h;
+        const int64_t ix0 = ox * a.stride_w - a.pad_w;
+        if (a.dilation_w == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix0 + kw_ <= wd) {
+          // The kernel row lies inside the image: kw·Cin contiguous input values (few channels: the stems).
+          std::memcpy(row + ky * kw_ * cin_, src + ((b * h + iy) * wd + ix0) * cin_, run * kw_);
+          continue;
+        }
         for (int64_t kx = 0; kx < kw_; ++kx) {
           const int64_t ix = ox * a.stride_w - a.pad_w + kx * a.dilation_w;
           float* seg = row + (ky * kw_ + kx) * cin_;

@@ -29,6 +29,7 @@ std::unique_ptr<Pass> create_fuse_attention_pass();
 std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fold_constants_pass();
 std::unique_ptr<Pass> create_channels_last_conv_pass();
+std::unique_ptr<Pass> create_channels_last_stem_pass();
 std::unique_ptr<Pass> create_fuse_epilogue_pass();
 std::unique_ptr<Pass> create_eliminate_dead_code_pass();
 

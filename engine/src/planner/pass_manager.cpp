@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_canonicalize_pass());
   p.push_back(create_fold_constants_pass());
   p.push_back(create_channels_last_conv_pass());
+  p.push_back(create_channels_last_stem_pass());
   p.push_back(create_fuse_epilogue_pass());
   p.push_back(create_eliminate_dead_code_pass());
   return p;

@@ -113,21 +113,7 @@ TEST_CASE(
       CHECK(channels_last_convs(g) == (k.rewritten ? static_cast<int>(k.convs.size()) : 0));
       CHECK(channels_last_convs(written->graph()) == 0);
       if (k.rewritten) CHECK(g.nodes.front().type == OpType::kTranspose);
-      const std::vector<float> x = random_values(static_cast<size_t>(max_batch * 3 * k.h * k.w), 13, 1.5f);
-      for (int64_t batch = 1; batch <= max_batch; ++batch) {
-        CAPTURE(batch);
-        const size_t n = static_cast<size_t>(fused->output_shape(batch).numel());
-        std::vector<float> a(n, NAN), b(n, NAN);
-        REQUIRE(fused->run(x.data(), batch, a.data(), n).ok());
-        REQUIRE(written->run(x.data(), batch, b.data(), n).ok());
-        double worst = 0, scale = 0;
-        for (size_t i = 0; i < n; ++i) {
-          REQUIRE(std::isfinite(a[i]));
-          worst = std::max(worst, std::abs(double(a[i]) - b[i]));
-          scale = std::max(scale, std::abs(double(b[i])));
-        }
-        CHECK(worst <= 2e-6 * scale);
-      }
+      check_same_outputs(*fused, *written, max_batch, 13, 2e-6);
     }
   }
 }

@@ -4,6 +4,8 @@
 // Graphs built in a test, written to a model in memory, loaded and run through sessions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -51,6 +53,28 @@ inline std::unique_ptr<Session> session(std::shared_ptr<const Model> m, const st
   Status st = Session::create(std::move(m), o, &s);
   REQUIRE_MESSAGE(st.ok(), st.message());
   return s;
+}
+
+// Runs `a` and `b` on the same random input (scale 1.5) at every batch 1..max_batch: each of a's outputs must
+// be finite and within rel_tol × max|b| of b's. For a pass's graph against the same model with the pass
+// disabled.
+inline void check_same_outputs(Session& a, Session& b, int64_t max_batch, uint32_t seed, double rel_tol) {
+  const std::vector<float> x =
+      random_values(static_cast<size_t>(a.input_shape(max_batch).numel()), seed, 1.5f);
+  for (int64_t batch = 1; batch <= max_batch; ++batch) {
+    CAPTURE(batch);
+    const size_t n = static_cast<size_t>(a.output_shape(batch).numel());
+    std::vector<float> ya(n, NAN), yb(n, NAN);
+    REQUIRE(a.run(x.data(), batch, ya.data(), n).ok());
+    REQUIRE(b.run(x.data(), batch, yb.data(), n).ok());
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      REQUIRE(std::isfinite(ya[i]));
+      worst = std::max(worst, std::abs(double(ya[i]) - yb[i]));
+      scale = std::max(scale, std::abs(double(yb[i])));
+    }
+    CHECK(worst <= rel_tol * scale);
+  }
 }
 
 inline int count(const Graph& g, OpType t) {

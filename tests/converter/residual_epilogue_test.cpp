@@ -69,20 +69,7 @@ TEST_CASE("fuse_epilogue: a residual Add after a Linear becomes the Linear's res
       CHECK(with_residual == 1);
       CHECK(count(fused->graph(), OpType::kAdd) == 1);  // the broadcasting one
       CHECK(count(written->graph(), OpType::kAdd) == 2);
-      const std::vector<float> x = random_values(static_cast<size_t>(3 * 3 * 5 * 7), 17, 1.5f);
-      for (int64_t batch = 1; batch <= 3; ++batch) {
-        const size_t n = static_cast<size_t>(fused->output_shape(batch).numel());
-        std::vector<float> a(n, NAN), b(n, NAN);
-        REQUIRE(fused->run(x.data(), batch, a.data(), n).ok());
-        REQUIRE(written->run(x.data(), batch, b.data(), n).ok());
-        double worst = 0, scale = 0;
-        for (size_t i = 0; i < n; ++i) {
-          REQUIRE(std::isfinite(a[i]));
-          worst = std::max(worst, std::abs(double(a[i]) - b[i]));
-          scale = std::max(scale, std::abs(double(b[i])));
-        }
-        CHECK(worst <= 1e-6 * scale);
-      }
+      check_same_outputs(*fused, *written, 3, 17, 1e-6);
     }
   }
 }

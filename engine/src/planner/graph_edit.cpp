@@ -24,6 +24,16 @@ void replace_uses(Graph& g, int32_t from, int32_t to) {
       if (i == from) i = to;
 }
 
+void splice_nodes(Graph& g, const std::vector<bool>& erase, std::vector<std::vector<Node>>* before) {
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (Node& n : (*before)[i]) nodes.push_back(std::move(n));
+    if (!erase[i]) nodes.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(nodes);
+}
+
 void erase_nodes(Graph& g, const std::vector<bool>& erase) {
   std::vector<Node> kept;
   kept.reserve(g.nodes.size());

@@ -7,6 +7,7 @@
 // and a free Reshape back. Both transposes (two full passes over the activations) disappear. Depthwise and
 // dense convs are rewritten (the forms the backends implement channels-last), grouped ones are left alone,
 // and only where the backend supports the channels-last conv.
+#include "planner/channels_last.h"
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 #include "planner/pattern.h"
@@ -14,15 +15,11 @@
 namespace vitrt {
 namespace {
 
-bool nchw_conv(const Node& n) {
-  return !std::get<Conv2dAttrs>(n.attrs).channels_last;
-}
-
 Pattern tokens_conv_pattern(bool bias) {
   return {"tokens_conv",
           {{"chw", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 1})},
            {"image", OpType::kReshape, {"chw"}, reshape_is({0, 0, kAny, kAny})},
-           {"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, nchw_conv},
+           {"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, is_nchw_conv},
            {"flat", OpType::kReshape, {"conv"}, reshape_is({0, 0, -1})},
            {"out", OpType::kTranspose, {"flat"}, perm_is({0, 2, 1})}},
           {}};
@@ -47,27 +44,19 @@ class ChannelsLastConvPass final : public Pass {
         if (!found && match_pattern(g, index, p, i, &m)) found = true;
       if (!found) continue;
       const Shape& tokens = g.tensors[m.tensor("tokens")].shape;  // [B,N,C]
-      const Shape& w = g.tensors[m.tensor("weight")].shape;       // [C,1,kh,kw]
+      const Shape& w = g.tensors[m.tensor("weight")].shape;       // [Cout,Cin/groups,kh,kw]
       const auto& image = std::get<ReshapeAttrs>(m.node(g, "image").attrs).shape;
-      Conv2dAttrs a = std::get<Conv2dAttrs>(m.node(g, "conv").attrs);
       if (tokens.rank != 3 || w.rank != 4 || image[2] * image[3] != tokens[1]) continue;
       const int64_t c = tokens[2], cout = w[0];
-      const bool depthwise = w[1] == 1 && w[0] == c && a.groups == c, dense = a.groups == 1 && w[1] == c;
-      if (!depthwise && !dense) continue;
-      const Shape& out = g.tensors[m.tensor("out")].shape;  // [B,No,C]
-      a.channels_last = true;
       const Node& conv = m.node(g, "conv");
       Node view_in, cl, view_out;
-      view_in.type = cl.type = view_out.type = OpType::kReshape;
+      if (!channels_last_form(g, conv, ctx, &cl)) continue;
+      view_in.type = view_out.type = OpType::kReshape;
       view_in.attrs = ReshapeAttrs{{0, image[2], image[3], c}};
       view_in.inputs = {m.tensor("tokens")};
       view_in.name = conv.name + ".nhwc";
-      cl.type = OpType::kConv2d;
-      cl.attrs = a;
-      cl.inputs = conv.inputs;
-      cl.name = conv.name;
-      if (ctx.backend && !ctx.backend->supports(cl)) continue;
-      const Shape& conv_out = g.tensors[conv.outputs[0]].shape;  // [B,C,Ho,Wo]
+      // A copy: add_activation below may reallocate g.tensors.
+      const Shape conv_out = g.tensors[conv.outputs[0]].shape;  // [B,C,Ho,Wo]
       view_in.outputs = {g.add_activation(view_in.name, Shape{kDynamicDim, image[2], image[3], c})};
       cl.inputs[0] = view_in.outputs[0];
       cl.outputs = {g.add_activation(cl.name + ".nhwc", Shape{kDynamicDim, conv_out[2], conv_out[3], cout})};
@@ -75,18 +64,11 @@ class ChannelsLastConvPass final : public Pass {
       view_out.inputs = {cl.outputs[0]};
       view_out.outputs = {m.tensor("out")};
       view_out.name = g.nodes[i].name;
-      (void)out;
       for (const auto& kv : m.nodes) erase[kv.second] = true;
       replace[i] = {std::move(view_in), std::move(cl), std::move(view_out)};
       *modified = true;
     }
-    if (!*modified) return Status::Ok();
-    std::vector<Node> nodes;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (Node& n : replace[i]) nodes.push_back(std::move(n));
-      if (!erase[i]) nodes.push_back(std::move(g.nodes[i]));
-    }
-    g.nodes = std::move(nodes);
+    if (*modified) splice_nodes(g, erase, &replace);
     return Status::Ok();
   }
 

@@ -10,6 +10,7 @@
 // channels-last join the chain.
 #include <algorithm>
 
+#include "planner/channels_last.h"
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 #include "planner/pattern.h"
@@ -17,27 +18,12 @@
 namespace vitrt {
 namespace {
 
-bool nchw_conv(const Node& n) {
-  return !std::get<Conv2dAttrs>(n.attrs).channels_last;
-}
-
 Pattern stem_tail_pattern(bool bias) {
   return {"stem_tail",
-          {{"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, nchw_conv},
+          {{"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, is_nchw_conv},
            {"flat", OpType::kReshape, {"conv"}, reshape_is({0, 0, -1})},
            {"out", OpType::kTranspose, {"flat"}, perm_is({0, 2, 1})}},
           {}};
-}
-
-// The conv rewritten channels-last, or false when it is neither dense nor depthwise (the forms the backends
-// implement channels-last) or the backend has no channels-last form of it.
-bool channels_last_node(const Graph& g, const Node& conv, const PassContext& ctx, Node* out) {
-  const int64_t groups = std::get<Conv2dAttrs>(conv.attrs).groups;
-  const Shape& w = g.tensors[conv.inputs[1]].shape;  // [Cout, Cin/groups, kh, kw]
-  if (w.rank != 4 || (groups != 1 && !(w[1] == 1 && w[0] == groups))) return false;
-  *out = conv;
-  std::get<Conv2dAttrs>(out->attrs).channels_last = true;
-  return !ctx.backend || ctx.backend->supports(*out);
 }
 
 class ChannelsLastStemPass final : public Pass {
@@ -61,15 +47,15 @@ class ChannelsLastStemPass final : public Pass {
       // Walk back over image-layout convs whose only reader is the next conv of the chain.
       std::vector<size_t> chain{m.nodes.at("conv")};
       std::vector<Node> rewritten(1);
-      if (!channels_last_node(g, g.nodes[chain[0]], ctx, &rewritten[0])) continue;
+      if (!channels_last_form(g, g.nodes[chain[0]], ctx, &rewritten[0])) continue;
       for (;;) {
         const int32_t in = g.nodes[chain.front()].inputs[0];
         const int32_t p = index.producer[in];
         if (p < 0 || index.consumers[in] != 1 || is_graph_output(g, in)) break;
         const Node& prev = g.nodes[static_cast<size_t>(p)];
-        if (prev.type != OpType::kConv2d || !nchw_conv(prev)) break;
+        if (prev.type != OpType::kConv2d || !is_nchw_conv(prev)) break;
         Node cl;
-        if (!channels_last_node(g, prev, ctx, &cl)) break;
+        if (!channels_last_form(g, prev, ctx, &cl)) break;
         chain.insert(chain.begin(), static_cast<size_t>(p));
         rewritten.insert(rewritten.begin(), std::move(cl));
       }
@@ -107,13 +93,7 @@ class ChannelsLastStemPass final : public Pass {
       before[i].push_back(std::move(to_tokens));
       *modified = true;
     }
-    if (!*modified) return Status::Ok();
-    std::vector<Node> nodes;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (Node& n : before[i]) nodes.push_back(std::move(n));
-      if (!erase[i]) nodes.push_back(std::move(g.nodes[i]));
-    }
-    g.nodes = std::move(nodes);
+    if (*modified) splice_nodes(g, erase, &before);
     return Status::Ok();
   }
 

@@ -63,6 +63,7 @@ struct KernelPlan {
 struct KernelInfo {
   size_t workspace_bytes = 0;  // scratch needed by run(), at the planned maximum batch
   bool may_inplace = false;    // dst[0] may share memory with src[0] (elementwise ops)
+  bool is_view = false;        // dst[0] is src[0]'s bytes unchanged (Reshape): may share them while others read src[0]
   int reserved_flags = 0;      // reserved for future capabilities
 };
 

@@ -31,6 +31,7 @@ Status create_reshape(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, K
   VITRT_RETURN_IF_ERROR(get_attrs(plan, &a));
   *kernel = std::make_unique<ReshapeKernel>(plan);
   info->may_inplace = true;  // then the planner gives dst src's bytes and the copy disappears
+  info->is_view = true;      // even when src has other readers: nothing is written
   return Status::Ok();
 }
 

@@ -68,7 +68,7 @@ Status Session::plan(const SessionOptions& options) {
 
   // Kernels, created with the shapes at the maximum batch.
   uint64_t workspace = 0;
-  std::vector<bool> may_inplace(g.nodes.size(), false);
+  std::vector<bool> may_inplace(g.nodes.size(), false), is_view(g.nodes.size(), false);
   steps_.clear();
   steps_.reserve(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -98,6 +98,7 @@ Status Session::plan(const SessionOptions& options) {
     if (!step.kernel) return runtime_error(describe_node(node, n) + ": backend returned no kernel");
     workspace = std::max<uint64_t>(workspace, info.workspace_bytes);
     may_inplace[n] = info.may_inplace;
+    is_view[n] = info.is_view;
     steps_.push_back(std::move(step));
   }
 
@@ -105,7 +106,9 @@ Status Session::plan(const SessionOptions& options) {
   // everything else lives in the activation arena.
   std::vector<Lifetime> life = compute_lifetimes(g);
   // In place: an elementwise kernel may write over its first input when that input is an activation read by
-  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule).
+  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule). A view
+  // (Reshape) writes nothing, so it shares its input's bytes even when others read the input too; a later
+  // in-place write into such a shared block is then allowed only at the block's last read (life of the root).
   alias_of_.assign(nt, -1);
   std::vector<int32_t> root(nt);
   for (size_t i = 0; i < nt; ++i) root[i] = static_cast<int32_t>(i);
@@ -124,8 +127,8 @@ Status Session::plan(const SessionOptions& options) {
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       if (!may_inplace[n]) continue;
       const int32_t src = g.nodes[n].inputs[0], dst = g.nodes[n].outputs[0];
-      if (src == kAbsent || g.tensors[src].is_constant || readers[src] != 1 || is_io(src) || is_io(dst))
-        continue;
+      if (src == kAbsent || g.tensors[src].is_constant || is_io(src) || is_io(dst)) continue;
+      if (!is_view[n] && (readers[src] != 1 || life[root[src]].last != static_cast<int>(n))) continue;
       if (tensor_bytes(g.tensors[src], max_shapes_[src]) != tensor_bytes(g.tensors[dst], max_shapes_[dst]))
         continue;
       root[dst] = root[src];

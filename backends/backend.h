@@ -53,7 +53,7 @@ struct KernelPlan {
   const Graph* graph = nullptr;
   int num_src = 0;
   const Tensor* src_tensors[kMaxOpInputs] = {};  // nullptr where absent; constants carry their data
-  Shape src_shapes[kMaxOpInputs];                 // at the maximum batch
+  Shape src_shapes[kMaxOpInputs];                // at the maximum batch
   int num_dst = 0;
   Shape dst_shapes[kMaxOpOutputs];
   int num_threads = 1;
@@ -63,8 +63,9 @@ struct KernelPlan {
 struct KernelInfo {
   size_t workspace_bytes = 0;  // scratch needed by run(), at the planned maximum batch
   bool may_inplace = false;    // dst[0] may share memory with src[0] (elementwise ops)
-  bool is_view = false;        // dst[0] is src[0]'s bytes unchanged (Reshape): may share them while others read src[0]
-  int reserved_flags = 0;      // reserved for future capabilities
+  // dst[0] is src[0]'s bytes unchanged (Reshape): it may share them even while others read src[0].
+  bool is_view = false;
+  int reserved_flags = 0;  // reserved for future capabilities
 };
 
 class Backend {

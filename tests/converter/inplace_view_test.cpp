@@ -67,7 +67,8 @@ int32_t output_of(const Session& s, const std::string& node) {
 
 }  // namespace
 
-TEST_CASE("session: a view shares a multi-reader input, and in-place writes wait for the block's last reader") {
+TEST_CASE(
+    "session: a view shares a multi-reader input, and in-place writes wait for the block's last reader") {
   for (bool late_reader : {true, false}) {
     CAPTURE(late_reader);
     std::vector<uint8_t> storage;

@@ -106,9 +106,10 @@ Status Session::plan(const SessionOptions& options) {
   // everything else lives in the activation arena.
   std::vector<Lifetime> life = compute_lifetimes(g);
   // In place: an elementwise kernel may write over its first input when that input is an activation read by
-  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule). A view
-  // (Reshape) writes nothing, so it shares its input's bytes even when others read the input too; a later
-  // in-place write into such a shared block is then allowed only at the block's last read (life of the root).
+  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule). A
+  // view (Reshape) writes nothing, so it shares its input's bytes even when others read the input too; a
+  // later in-place write into such a shared block is then allowed only at the block's last read (life of the
+  // root).
   alias_of_.assign(nt, -1);
   std::vector<int32_t> root(nt);
   for (size_t i = 0; i < nt; ++i) root[i] = static_cast<int32_t>(i);

@@ -33,10 +33,7 @@ Graph build(const Config& k) {
   Checkpoint ck;
   uint32_t seed = 3;
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    ck.tensors[name].shape = shape;
-    ck.tensors[name].values = random_values(static_cast<size_t>(n), seed++, 0.4f);
+    add_random(&ck, name, std::move(shape), seed++);
   };
   add("fc.weight", {k.c, 3}), add("fc.bias", {k.c});
   const int64_t cout = k.groups == 0 ? k.c : k.cout;
@@ -55,13 +52,7 @@ Graph build(const Config& k) {
   x = b.op(OpType::kConv2d, a, in, "conv");
   x = image_to_tokens(b, x, "mlp");
   b.mark_output(gelu(b, x, GeluApproximation::kErf, "act"));
-  Graph g;
-  Status st = b.finish(&g);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  g.metadata.preprocess.crop_h = static_cast<int32_t>(k.h);
-  g.metadata.preprocess.crop_w = static_cast<int32_t>(k.w);
-  g.metadata.preprocess.resize_shorter = static_cast<int32_t>(std::min(k.h, k.w));
-  return g;
+  return finish_image_graph(b, k.h, k.w);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/graph_builder.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
 #include "runtime/session.h"
@@ -29,6 +30,29 @@ inline std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
   return v;
 }
 
+// Adds `name` to the checkpoint: `shape` filled with random_values(seed, scale).
+inline void add_random(convert::Checkpoint* ck, const std::string& name, std::vector<int64_t> shape,
+                       uint32_t seed, float scale = 0.4f) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  convert::CheckpointTensor& t = ck->tensors[name];
+  t = convert::CheckpointTensor{};
+  t.shape = std::move(shape);
+  t.values = random_values(static_cast<size_t>(n), seed, scale);
+}
+
+// The builder's graph, with the preprocessing of an h x w image (centre crop of a resize to the shorter
+// side).
+inline Graph finish_image_graph(convert::GraphBuilder& b, int64_t h, int64_t w) {
+  Graph g;
+  Status st = b.finish(&g);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  g.metadata.preprocess.crop_h = static_cast<int32_t>(h);
+  g.metadata.preprocess.crop_w = static_cast<int32_t>(w);
+  g.metadata.preprocess.resize_shorter = static_cast<int32_t>(std::min(h, w));
+  return g;
+}
+
 inline std::shared_ptr<const Model> load(const Graph& g, std::vector<uint8_t>* storage) {
   std::vector<uint8_t> bytes;
   REQUIRE(write_model_memory(g, &bytes).ok());
@@ -42,13 +66,15 @@ inline std::shared_ptr<const Model> load(const Graph& g, std::vector<uint8_t>* s
 }
 
 inline std::unique_ptr<Session> session(std::shared_ptr<const Model> m, const std::string& backend,
-                                        int64_t max_batch, const std::string& disabled = "") {
+                                        int64_t max_batch, const std::string& disabled = "",
+                                        bool allow_inplace = true) {
   SessionOptions o;
   o.backend = backend;
   o.max_batch = max_batch;
   o.num_threads = 2;
   o.poison_activations = true;
   o.disabled_passes = disabled;
+  o.allow_inplace = allow_inplace;
   std::unique_ptr<Session> s;
   Status st = Session::create(std::move(m), o, &s);
   REQUIRE_MESSAGE(st.ok(), st.message());

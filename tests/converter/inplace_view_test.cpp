@@ -36,26 +36,7 @@ Graph build(bool late_reader) {
   }
   const int32_t w = b.op(OpType::kReshape, ReshapeAttrs{{0, -1}}, {u}, "w");
   b.mark_output(b.op(OpType::kAdd, NoAttrs{}, {g, w}, "out"));
-  Graph graph;
-  Status st = b.finish(&graph);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  graph.metadata.preprocess.crop_h = 5;
-  graph.metadata.preprocess.crop_w = 7;
-  graph.metadata.preprocess.resize_shorter = 5;
-  return graph;
-}
-
-std::unique_ptr<Session> open(std::shared_ptr<const Model> m, const std::string& backend, bool inplace) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 3;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.allow_inplace = inplace;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
+  return finish_image_graph(b, 5, 7);
 }
 
 int32_t output_of(const Session& s, const std::string& node) {
@@ -75,8 +56,8 @@ TEST_CASE(
     const auto model = load(build(late_reader), &storage);
     for (const char* backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto s = open(model, backend, true);
-      auto copies = open(model, backend, false);
+      auto s = session(model, backend, 3);
+      auto copies = session(model, backend, 3, "", false);
       const int32_t t = output_of(*s, "t"), v = output_of(*s, "v"), g = output_of(*s, "g");
       CHECK(s->inplace_of(v) == t);  // t has two readers, yet the view takes its bytes
       CHECK(s->inplace_of(g) == (late_reader ? -1 : v));

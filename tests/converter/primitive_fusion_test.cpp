@@ -35,11 +35,7 @@ Checkpoint make_checkpoint(const Config& k) {
   Checkpoint ck;
   uint32_t seed = 1;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale = 0.4f) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    ck.tensors[name] = CheckpointTensor{};
-    ck.tensors[name].shape = shape;
-    ck.tensors[name].values = random_values(static_cast<size_t>(n), seed++, scale);
+    add_random(&ck, name, std::move(shape), seed++, scale);
   };
   const int64_t n = k.h * k.w, n2 = (k.h / 2) * (k.w / 2);
   auto linear = [&](const std::string& p, int64_t in, int64_t out) {
@@ -116,13 +112,8 @@ Graph build(const Checkpoint& ck, const Config& k, bool primitive) {
   sum = b.op(OpType::kSlice, SliceAttrs{1, 0, n2}, {sum}, "sum.head");
   b.mark_output(b.op(OpType::kAdd, NoAttrs{}, {sum, linear(b, a3, "out3", k.c2, k.c)}, "out"));
   (void)n;
-  Graph g;
-  Status st = b.finish(&g);
-  REQUIRE_MESSAGE(st.ok(), st.message());
+  Graph g = finish_image_graph(b, k.h, k.w);
   g.metadata.preprocess.channels = 3;
-  g.metadata.preprocess.crop_h = static_cast<int32_t>(k.h);
-  g.metadata.preprocess.crop_w = static_cast<int32_t>(k.w);
-  g.metadata.preprocess.resize_shorter = static_cast<int32_t>(std::min(k.h, k.w));
   g.metadata.preprocess.mean.assign(3, 0.0f);
   g.metadata.preprocess.std.assign(3, 1.0f);
   return g;

@@ -23,10 +23,7 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   Checkpoint ck;
   uint32_t seed = 5;
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    ck.tensors[name].shape = shape;
-    ck.tensors[name].values = random_values(static_cast<size_t>(n), seed++, 0.4f);
+    add_random(&ck, name, std::move(shape), seed++);
   };
   add("embed.weight", {c, 3}), add("embed.bias", {c});
   add("ln.weight", {c}), add("ln.bias", {c});
@@ -43,13 +40,7 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   x = b.op(OpType::kAdd, NoAttrs{}, {linear(b, x, "fc3", c, c), b.weight("row")},
            "bias");  // broadcasts: kept
   b.mark_output(x);
-  Graph g;
-  Status st = b.finish(&g);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  g.metadata.preprocess.crop_h = static_cast<int32_t>(h);
-  g.metadata.preprocess.crop_w = static_cast<int32_t>(w);
-  g.metadata.preprocess.resize_shorter = static_cast<int32_t>(std::min(h, w));
-  return g;
+  return finish_image_graph(b, h, w);
 }
 
 }  // namespace

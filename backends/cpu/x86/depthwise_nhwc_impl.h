@@ -40,6 +40,14 @@ inline typename T::V load(const float* p, int valid) {
     return T::loadu(p);
 }
 
+// The S accumulators of a strip start at the bias (or zero).
+template <class T, int S, bool Partial>
+inline void start_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t c0, int valid) {
+  const typename T::V b = r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero();
+#pragma GCC unroll 16
+  for (int s = 0; s < S; ++s) acc[s] = b;
+}
+
 // Activation, then the S output vectors of a strip.
 template <class T, int S, bool Partial>
 inline void store_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t ox0, int64_t c0, int valid) {
@@ -60,9 +68,7 @@ template <class T, int S, bool Partial>
 inline void interior_strip(const DepthwiseRow& r, int64_t ox0, int64_t c0, int valid) {
   using V = typename T::V;
   V acc[S];
-  const V b = r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero();
-#pragma GCC unroll 16
-  for (int s = 0; s < S; ++s) acc[s] = b;
+  start_strip<T, S, Partial>(r, acc, c0, valid);
   const int64_t step = r.stride_w * r.c;  // from one output pixel's tap to the next's
   for (int64_t ky = 0; ky < r.kh; ++ky) {
     const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
@@ -85,9 +91,7 @@ template <class T, int S, bool Partial>
 inline void interior_strip_k3s1(const DepthwiseRow& r, int64_t ox0, int64_t c0, int valid) {
   using V = typename T::V;
   V acc[S];
-  const V b = r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero();
-#pragma GCC unroll 16
-  for (int s = 0; s < S; ++s) acc[s] = b;
+  start_strip<T, S, Partial>(r, acc, c0, valid);
   for (int64_t ky = 0; ky < 3; ++ky) {
     const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
     if (iy < 0 || iy >= r.h) continue;
@@ -109,7 +113,8 @@ inline void interior_strip_k3s1(const DepthwiseRow& r, int64_t ox0, int64_t c0, 
 template <class T, bool Partial>
 inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid) {
   using V = typename T::V;
-  V acc[1] = {r.bias ? load<T, Partial>(r.bias + c0, valid) : T::zero()};
+  V acc[1];
+  start_strip<T, 1, Partial>(r, acc, c0, valid);
   for (int64_t ky = 0; ky < r.kh; ++ky) {
     const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
     if (iy < 0 || iy >= r.h) continue;
@@ -120,11 +125,7 @@ inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid)
       acc[0] = T::fma(load<T, Partial>(r.src + (iy * r.w + ix) * r.c + c0, valid), wv, acc[0]);
     }
   }
-  activate<T, 1>(r.act, acc);
-  if constexpr (Partial)
-    T::storen(r.dst + ox * r.c + c0, acc[0], valid);
-  else
-    T::storeu(r.dst + ox * r.c + c0, acc[0]);
+  store_strip<T, 1, Partial>(r, acc, ox, c0, valid);
 }
 
 // Pixels [ox0, ox0 + n) of the interior, n <= S, over every channel vector.

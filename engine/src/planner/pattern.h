@@ -54,6 +54,15 @@ struct GraphIndex {
 // after the root. Add and Mul also match with their operands swapped.
 bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, size_t root, Match* m);
 
+// The first of `patterns` that matches with its root at node `root` (match_pattern on each in turn).
+template <size_t N>
+bool match_first(const Graph& g, const GraphIndex& index, const Pattern (&patterns)[N], size_t root,
+                 Match* m) {
+  for (const Pattern& p : patterns)
+    if (match_pattern(g, index, p, root, m)) return true;
+  return false;
+}
+
 // Attribute checks for pattern tables.
 std::function<bool(const Node&)> perm_is(std::vector<int32_t> perm);
 std::function<bool(const Node&)> slice_is(int32_t axis, int64_t start, int64_t end);

@@ -39,10 +39,7 @@ class ChannelsLastConvPass final : public Pass {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].type != OpType::kTranspose) continue;
       Match m;
-      bool found = false;
-      for (const Pattern& p : patterns_)
-        if (!found && match_pattern(g, index, p, i, &m)) found = true;
-      if (!found) continue;
+      if (!match_first(g, index, patterns_, i, &m)) continue;
       const Shape& tokens = g.tensors[m.tensor("tokens")].shape;  // [B,N,C]
       const Shape& w = g.tensors[m.tensor("weight")].shape;       // [Cout,Cin/groups,kh,kw]
       const auto& image = std::get<ReshapeAttrs>(m.node(g, "image").attrs).shape;

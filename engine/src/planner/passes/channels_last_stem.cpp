@@ -40,10 +40,7 @@ class ChannelsLastStemPass final : public Pass {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].type != OpType::kTranspose) continue;
       Match m;
-      bool found = false;
-      for (const Pattern& p : patterns_)
-        if (!found && match_pattern(g, index, p, i, &m)) found = true;
-      if (!found) continue;
+      if (!match_first(g, index, patterns_, i, &m)) continue;
       // Walk back over image-layout convs whose only reader is the next conv of the chain.
       std::vector<size_t> chain{m.nodes.at("conv")};
       std::vector<Node> rewritten(1);

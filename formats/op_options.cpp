@@ -35,6 +35,7 @@ fb::OpOptions expected_options(OpType t) {
     case OpType::kLinearAttention: return fb::OpOptions::LinearAttentionOptions;
     case OpType::kReusedAttention: return fb::OpOptions::ReusedAttentionOptions;
     case OpType::kAttentionResidual: return fb::OpOptions::AttentionResidualOptions;
+    case OpType::kConvMlp: return fb::OpOptions::ConvMlpOptions;
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
@@ -125,6 +126,13 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kAttentionResidual: {
       const auto& a = std::get<AttentionResidualAttrs>(node.attrs);
       e.offset = fb::CreateAttentionResidualOptions(fbb, a.height, a.width).Union();
+      break;
+    }
+    case OpType::kConvMlp: {
+      const auto& a = std::get<ConvMlpAttrs>(node.attrs);
+      e.offset = fb::CreateConvMlpOptions(fbb, a.height, a.width, a.pad_h, a.pad_w, to_fb(a.fc1_activation),
+                                          to_fb(a.dw_activation), to_fb(a.fc2_activation))
+                     .Union();
       break;
     }
     case OpType::kRelu:
@@ -241,6 +249,19 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kAttentionResidual: {
       const auto* o = op.options_as_AttentionResidualOptions();
       *out = AttentionResidualAttrs{o->height(), o->width()};
+      break;
+    }
+    case OpType::kConvMlp: {
+      const auto* o = op.options_as_ConvMlpOptions();
+      ConvMlpAttrs a;
+      a.height = o->height();
+      a.width = o->width();
+      a.pad_h = o->pad_h();
+      a.pad_w = o->pad_w();
+      if (!activation_from_fb(o->fc1_activation(), &a.fc1_activation)) return bad_enum("fc1_activation");
+      if (!activation_from_fb(o->dw_activation(), &a.dw_activation)) return bad_enum("dw_activation");
+      if (!activation_from_fb(o->fc2_activation(), &a.fc2_activation)) return bad_enum("fc2_activation");
+      *out = a;
       break;
     }
     case OpType::kRelu:

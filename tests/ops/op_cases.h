@@ -143,6 +143,17 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       return ReusedAttentionAttrs{j.at("num_heads").get<int32_t>()};
     case OpType::kAttentionResidual:
       return AttentionResidualAttrs{j.at("height").get<int32_t>(), j.at("width").get<int32_t>()};
+    case OpType::kConvMlp: {
+      ConvMlpAttrs a;
+      a.height = j.at("height");
+      a.width = j.at("width");
+      a.pad_h = j.at("pad_h");
+      a.pad_w = j.at("pad_w");
+      a.fc1_activation = activation_from_name(j.at("fc1_activation"));
+      a.dw_activation = activation_from_name(j.at("dw_activation"));
+      a.fc2_activation = activation_from_name(j.at("fc2_activation"));
+      return a;
+    }
     default:
       return NoAttrs{};
   }

@@ -87,6 +87,15 @@ def run_op(op, attrs, xs):
         return ACTIVATIONS[attrs["activation"]](y)
     if op == "BatchNorm2d":
         return F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], training=False, eps=attrs["eps"])
+    if op == "ConvMlp":  # the planner's fused PVT v2 / LaViT MLP, written as PyTorch's modules compute it
+        b, n, _ = xs[0].shape
+        h, w, ch = attrs["height"], attrs["width"], xs[1].shape[0]
+        y = ACTIVATIONS[attrs["fc1_activation"]](F.linear(xs[0], xs[1], xs[2]))
+        y = y.transpose(1, 2).reshape(b, ch, h, w)
+        y = F.conv2d(y, xs[3], xs[4], 1, (attrs["pad_h"], attrs["pad_w"]), 1, ch)
+        y = ACTIVATIONS[attrs["dw_activation"]](y).flatten(2).transpose(1, 2)
+        y = ACTIVATIONS[attrs["fc2_activation"]](F.linear(y, xs[5], xs[6]))
+        return y + xs[7] if len(xs) > 7 else y
     if op == "Linear":
         y = ACTIVATIONS[attrs["activation"]](F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None))
         return y + xs[3] if len(xs) > 3 else y  # the residual the planner fuses in
@@ -354,6 +363,20 @@ def primitive_cases(w):
                             ("linear_residual_wide", (2, 11, 64), 100, "relu")]:
         w.add(name, "Linear", {"activation": act},
               [w.randn(*x), w.randn(n, x[-1], scale=0.3), w.randn(n, scale=0.1), w.randn(*x[:-1], n)], const=(1, 2))
+    # ConvMlp (the planner's fuse_conv_mlp): PVT v2's MLP (GELU after the conv), the linear variant's ReLU after
+    # fc1, a 5x1 kernel, with and without the residual; odd grids and widths.
+    for name, (b, h, wd, c, ch, co), (ph, pw), acts, residual in [
+            ("conv_mlp_pvt", (2, 7, 5, 13, 52, 13), (1, 1), ("none", "gelu_erf", "none"), True),
+            ("conv_mlp_relu", (3, 4, 9, 8, 33, 8), (1, 1), ("relu", "gelu_erf", "none"), True),
+            ("conv_mlp_k5x1_tanh", (2, 9, 3, 6, 20, 11), (2, 0), ("gelu_tanh", "relu", "gelu_erf"), False)]:
+        attrs = {"height": h, "width": wd, "pad_h": ph, "pad_w": pw, "fc1_activation": acts[0],
+                 "dw_activation": acts[1], "fc2_activation": acts[2]}
+        inputs = [w.randn(b, h * wd, c), w.randn(ch, c, scale=c ** -0.5), w.randn(ch, scale=0.1),
+                  w.randn(ch, 1, 2 * ph + 1, 2 * pw + 1, scale=0.3), w.randn(ch, scale=0.1),
+                  w.randn(co, ch, scale=ch ** -0.5), w.randn(co, scale=0.1)]
+        if residual:
+            inputs.append(w.randn(b, h * wd, co))
+        w.add(name, "ConvMlp", attrs, inputs, const=(1, 2, 3, 4, 5, 6))
     # q·kᵀ and p·v of attention, plus broadcast batch axes and odd sizes.
     for name, a, b in [("matmul_heads", (2, 3, 7, 5), (2, 3, 5, 9)), ("matmul_2d", (7, 5), (5, 3)),
                        ("matmul_bcast_b", (2, 3, 7, 5), (5, 4)), ("matmul_bcast_mid", (2, 1, 7, 5), (3, 5, 4)),

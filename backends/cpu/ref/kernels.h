@@ -38,6 +38,7 @@ Status create_adaptive_avg_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel
 Status create_linear_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_reused_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_attention_residual(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_conv_mlp(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
 }  // namespace ref
 }  // namespace vitrt

@@ -37,6 +37,7 @@ const ref::KernelFactory kFactories[] = {
     ref::create_exp,                // kExp
     ref::create_reduce_sum,         // kReduceSum
     ref::create_reduce_max,         // kReduceMax
+    ref::create_conv_mlp,           // kConvMlp
 };
 static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
 

@@ -34,6 +34,8 @@ Factory factory_for(OpType t) {
       return create_reused_attention;
     case OpType::kAttentionResidual:
       return create_attention_residual;
+    case OpType::kConvMlp:
+      return create_conv_mlp;
     default:
       return nullptr;
   }

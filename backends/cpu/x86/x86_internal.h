@@ -59,6 +59,9 @@ Status create_reused_attention(const std::shared_ptr<Context>&, const KernelPlan
                                KernelInfo*);
 Status create_attention_residual(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                  KernelInfo*);
+// The fused PVT v2 / LaViT MLP, row-pipelined (conv_mlp.cpp).
+Status create_conv_mlp(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                       KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -125,6 +125,21 @@ struct AttentionResidualAttrs {
   int32_t height = 1, width = 1;  // the query grid of the source scores, N1 = height * width
 };
 
+// The PVT v2 / LaViT MLP as one op, made by the planner's fuse_conv_mlp pass from fc1 -> channels-last
+// depthwise conv -> fc2 (never by the converter), so a backend can run it a band of image rows at a time:
+//   hidden = act1(src·W1ᵀ + b1) viewed as [B,H,W,Ch]; mid = act2(dwconv(hidden) + bdw) (stride 1, zero padding
+//   pad_h/pad_w, kernel [kh,kw] = [2·pad_h+1, 2·pad_w+1], so the grid keeps its size); dst = act3(mid·W2ᵀ + b2)
+//   + residual.
+// inputs: src [B,N,C] (N = height·width), fc1_weight [Ch,C], fc1_bias [Ch]?, dw_weight [Ch,1,kh,kw],
+//         dw_bias [Ch]?, fc2_weight [Co,Ch], fc2_bias [Co]?, residual [B,N,Co]?  ->  [B,N,Co]
+struct ConvMlpAttrs {
+  int32_t height = 1, width = 1;
+  int32_t pad_h = 1, pad_w = 1;
+  Activation fc1_activation = Activation::kNone;
+  Activation dw_activation = Activation::kNone;
+  Activation fc2_activation = Activation::kNone;
+};
+
 struct AdaptiveAvgPool2dAttrs {  // src [B,C,H,W] -> [B,C,out_h,out_w], PyTorch's adaptive bin edges
   int32_t out_h = 1, out_w = 1;
 };
@@ -134,6 +149,6 @@ struct NoAttrs {};
 using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
                              ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
                              SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs,
-                             ReusedAttentionAttrs, AttentionResidualAttrs>;
+                             ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs>;
 
 }  // namespace vitrt

@@ -32,8 +32,9 @@ enum class OpType : int32_t {
   kExp = 22,
   kReduceSum = 23,
   kReduceMax = 24,
+  kConvMlp = 25,
 };
-constexpr int32_t kNumOpTypes = 25;
+constexpr int32_t kNumOpTypes = 26;
 
 inline bool op_type_valid(int32_t v) { return v >= 0 && v < kNumOpTypes; }
 

@@ -31,6 +31,7 @@ const OpSchema kSchemas[kNumOpTypes] = {
     {OpType::kExp, "Exp", 1, 1, 1, 1, 1, infer_unary},
     {OpType::kReduceSum, "ReduceSum", 1, 1, 1, 1, 1, infer_reduce_mean},
     {OpType::kReduceMax, "ReduceMax", 1, 1, 1, 1, 1, infer_reduce_mean},
+    {OpType::kConvMlp, "ConvMlp", 1, 8, 1, 1, 1, infer_conv_mlp},
 };
 
 }  // namespace

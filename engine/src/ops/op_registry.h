@@ -57,5 +57,6 @@ Status infer_linear_attention(const Node&, const Shape* const*, int, Shape*);
 Status infer_reused_attention(const Node&, const Shape* const*, int, Shape*);
 Status infer_attention_residual(const Node&, const Shape* const*, int, Shape*);
 Status infer_matmul(const Node&, const Shape* const*, int, Shape*);
+Status infer_conv_mlp(const Node&, const Shape* const*, int, Shape*);
 
 }  // namespace vitrt

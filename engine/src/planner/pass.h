@@ -31,6 +31,7 @@ std::unique_ptr<Pass> create_fold_constants_pass();
 std::unique_ptr<Pass> create_channels_last_conv_pass();
 std::unique_ptr<Pass> create_channels_last_stem_pass();
 std::unique_ptr<Pass> create_fuse_epilogue_pass();
+std::unique_ptr<Pass> create_fuse_conv_mlp_pass();
 std::unique_ptr<Pass> create_eliminate_dead_code_pass();
 
 }  // namespace vitrt

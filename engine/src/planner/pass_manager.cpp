@@ -19,6 +19,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_channels_last_conv_pass());
   p.push_back(create_channels_last_stem_pass());
   p.push_back(create_fuse_epilogue_pass());
+  p.push_back(create_fuse_conv_mlp_pass());  // after fuse_epilogue: takes the epilogues along
   p.push_back(create_eliminate_dead_code_pass());
   return p;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// vitrt_mlp_pipeline [--repeat R] [--images N]: what fusing the PVT v2 / LaViT MLP would gain on this
-// machine, measured on the cpu backend's own AVX-512 kernels, single-threaded.
+// vitrt_mlp_pipeline [--repeat R] [--images N]: what fusing the PVT v2 / LaViT MLP gains on this machine
+// at each stage shape and band height, measured on the cpu backend's own AVX-512 kernels, single-threaded
+// (the study behind ConvMlp, backends/cpu/x86/conv_mlp.cpp, which runs the row-pipelined form).
 //   op by op:       fc1 over N images -> 3x3 depthwise conv + GELU -> fc2 + residual, each over the whole
-//                   batch, as a session runs the three steps today (the hidden tensor goes through memory);
+//                   batch, as a session runs them with fuse_conv_mlp off (the hidden tensor goes through
+//                   memory);
 //   row-pipelined:  per image, a band of `rows` output rows at a time: fc1 on the band's rows (plus one halo
 //                   row each side, kept from the previous band), the conv rows, fc2 on them, so the hidden
 //                   band stays in L2. Same kernels, same arithmetic: the outputs must be bitwise equal.
@@ -19,6 +21,7 @@
 #include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/depthwise_nhwc.h"
 #include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/packed_linear.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 using namespace vitrt::x86;
@@ -38,55 +41,27 @@ void fill(AlignedFloats* v, uint32_t seed, float scale) {
   }
 }
 
-// A Linear y = x·Wᵀ + b (+ residual) on the packed GEMM, one thread.
-struct Linear {
-  const GemmKernels* g = nullptr;
-  AlignedFloats packed, bias;
-  int64_t n = 0, k = 0;
-
-  Linear(int64_t n_, int64_t k_, int64_t rows, uint32_t seed) : n(n_), k(k_) {
-    g = gemm_kernels_for(true, rows, n, k);
-    AlignedFloats w(static_cast<size_t>(n * k));
-    fill(&w, seed, 0.1f);
-    packed = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n, k, g->nr)));
-    gemm_pack_transposed(w.data(), n, k, g->nr, packed.data());
-    bias = AlignedFloats(static_cast<size_t>(gemm_panels(n, g->nr) * g->nr));
-    fill(&bias, seed + 1, 0.1f);
-  }
-
-  void run(const float* x, int64_t m, float* y, const float* residual) const {
-    for (int64_t p = 0; p < gemm_panels(n, g->nr); ++p) {
-      GemmPanel gp;
-      gp.a = x;
-      gp.lda = k;
-      gp.m = m;
-      gp.k = k;
-      gp.b = packed.data() + p * k * g->nr;
-      gp.cols = std::min<int64_t>(g->nr, n - p * g->nr);
-      gp.c = y + p * g->nr;
-      gp.ldc = n;
-      gp.bias_cols = bias.data() + p * g->nr;
-      if (residual) {
-        gp.residual = residual + p * g->nr;
-        gp.ldr = n;
-      }
-      g->panel(gp);
-    }
-  }
-};
+// A random Linear [n, k] with bias on the packed GEMM, one thread.
+PackedLinear random_linear(int64_t n, int64_t k, int64_t rows, uint32_t seed) {
+  AlignedFloats w(static_cast<size_t>(n * k));
+  fill(&w, seed, 0.1f);
+  PackedLinear l(true, w.data(), n, k, rows);
+  fill(&l.bias, seed + 1, 0.1f);
+  return l;
+}
 
 struct Mlp {
   Stage s;
   int64_t images;
   AlignedFloats x, res, out_ops, out_rows, hidden, act, dw_w, dw_b, band, band_act;
-  Linear fc1, fc2;
+  PackedLinear fc1, fc2;
   DepthwiseRow conv;
 
   Mlp(const Stage& st, int64_t n_images, int64_t rows)
       : s(st),
         images(n_images),
-        fc1(st.hidden, st.c, st.side * st.side * n_images, 11),
-        fc2(st.c, st.hidden, st.side * st.side * n_images, 13) {
+        fc1(random_linear(st.hidden, st.c, st.side * st.side * n_images, 11)),
+        fc2(random_linear(st.c, st.hidden, st.side * st.side * n_images, 13)) {
     const size_t tokens = static_cast<size_t>(images * s.side * s.side);
     x = AlignedFloats(tokens * s.c), res = AlignedFloats(tokens * s.c), out_ops = AlignedFloats(tokens * s.c),
     out_rows = AlignedFloats(tokens * s.c);
@@ -107,7 +82,7 @@ struct Mlp {
 
   void op_by_op() {
     const int64_t n = s.side * s.side;
-    fc1.run(x.data(), images * n, hidden.data(), nullptr);
+    fc1.run(x.data(), images * n, true, GemmAct::kNone, nullptr, hidden.data(), s.hidden);
     DepthwiseRow r = conv;
     r.h = s.side;
     for (int64_t i = 0; i < images * s.side; ++i) {
@@ -116,7 +91,7 @@ struct Mlp {
       r.dst = act.data() + i * s.side * s.hidden;
       depthwise_nhwc_row_avx512(r);
     }
-    fc2.run(act.data(), images * n, out_ops.data(), res.data());
+    fc2.run(act.data(), images * n, true, GemmAct::kNone, res.data(), out_ops.data(), s.c);
   }
 
   // The band holds fc1 rows [lo, hi) of the image, row lo first; the conv sees it as an image of hi - lo
@@ -131,8 +106,8 @@ struct Mlp {
         const int64_t need_lo = std::max<int64_t>(0, y0 - 1), need_hi = std::min(s.side, y1 + 1);
         const int64_t kept = hi > need_lo ? hi - need_lo : 0;
         if (kept) std::memmove(band.data(), band.data() + (need_lo - lo) * row, kept * row * sizeof(float));
-        fc1.run(xb + (need_lo + kept) * s.side * s.c, (need_hi - need_lo - kept) * s.side,
-                band.data() + kept * row, nullptr);
+        fc1.run(xb + (need_lo + kept) * s.side * s.c, (need_hi - need_lo - kept) * s.side, true,
+                GemmAct::kNone, nullptr, band.data() + kept * row, s.hidden);
         lo = need_lo, hi = need_hi;
         DepthwiseRow r = conv;
         r.src = band.data();
@@ -143,7 +118,8 @@ struct Mlp {
           depthwise_nhwc_row_avx512(r);
         }
         const int64_t at = (b * n + y0 * s.side) * s.c;
-        fc2.run(band_act.data(), (y1 - y0) * s.side, out_rows.data() + at, res.data() + at);
+        fc2.run(band_act.data(), (y1 - y0) * s.side, true, GemmAct::kNone, res.data() + at,
+                out_rows.data() + at, s.c);
       }
     }
   }

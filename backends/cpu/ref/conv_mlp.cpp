@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // ConvMlp (the planner's fused PVT v2 / LaViT MLP), one image at a time, with exactly the arithmetic of the
-// three reference kernels it replaces (linear.cpp, conv2d.cpp's channels-last path, linear.cpp again), so
-// the fused graph gives the unfused graph's bits on this backend:
+// three reference kernels it replaces (linear_rows.h, conv2d.cpp's channels-last path, linear_rows.h again),
+// so the fused graph gives the unfused graph's bits on this backend:
 //   hidden[p, :] = act1(b1 + Σ_k src[p, k]·W1ᵀ[k, :])                       (i-k-j over W1ᵀ, as Linear)
 //   mid[p, c]    = act2(bdw[c] + Σ_{ky,kx} dw[c, ky, kx]·hidden[p + (ky-pad_h, kx-pad_w), c])
 //   dst[p, :]    = act3(b2 + Σ_k mid[p, k]·W2ᵀ[k, :]) + residual[p, :]
@@ -11,34 +11,12 @@
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/kernels.h"
+#include "backends/cpu/ref/linear_rows.h"
 #include "backends/cpu/ref/ref_kernel.h"
 
 namespace vitrt {
 namespace ref {
 namespace {
-
-void transpose(const float* w, int64_t n, int64_t k, float* wt) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) wt[j * n + i] = w[i * k + j];
-}
-
-// dst[i, :] = act(bias + Σ_k src[i, k]·wt[k, :]) (+ residual[i, :]) for m rows.
-void linear_rows(const float* src, int64_t m, int64_t k, const float* wt, int64_t n, const float* bias,
-                 Activation act, const float* residual, float* dst) {
-  for (int64_t i = 0; i < m; ++i) {
-    const float* xr = src + i * k;
-    float* yr = dst + i * n;
-    for (int64_t j = 0; j < n; ++j) yr[j] = bias ? bias[j] : 0.0f;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const float a = xr[kk];
-      const float* wr = wt + kk * n;
-      for (int64_t j = 0; j < n; ++j) yr[j] += a * wr[j];
-    }
-    apply_activation(act, yr, n);
-    if (residual)
-      for (int64_t j = 0; j < n; ++j) yr[j] += residual[i * n + j];
-  }
-}
 
 class ConvMlpKernel final : public RefKernel {
  public:
@@ -60,8 +38,8 @@ class ConvMlpKernel final : public RefKernel {
     float* w2t = w1t + ch * c;
     float* hidden = w2t + co * ch;
     float* mid = hidden + n * ch;
-    transpose(in(1), ch, c, w1t);
-    transpose(in(5), co, ch, w2t);
+    transpose_weight(in(1), ch, c, w1t);
+    transpose_weight(in(5), co, ch, w2t);
     const float* dw = in(3);
     const float* dw_b = in(4);
     const float* residual = in(7);

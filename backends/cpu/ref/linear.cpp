@@ -2,25 +2,19 @@
 // Copyright the vitrt authors.
 // Linear: y[m, :] = x[m, :]·Wᵀ + b, weight [N,K] (PyTorch layout), then the epilogue activation, then the
 // residual (when fused in by the planner).
-//
-// Loop order i-k-j over a transposed weight Wt[K,N]: each output row accumulates (in float) K scaled,
-// contiguous rows of Wt, which compilers vectorise without -ffast-math. Wt is made once at create time when
-// the weight is a constant, otherwise into the workspace on each run.
+// The arithmetic is linear_rows (linear_rows.h); Wt is made once at create time when the weight is a
+// constant, otherwise into the workspace on each run.
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/kernels.h"
+#include "backends/cpu/ref/linear_rows.h"
 #include "backends/cpu/ref/ref_kernel.h"
 
 namespace vitrt {
 namespace ref {
 namespace {
-
-void transpose_weight(const float* w, int64_t n, int64_t k, float* wt) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) wt[j * n + i] = w[i * k + j];
-}
 
 class LinearKernel final : public RefKernel {
  public:
@@ -45,25 +39,7 @@ class LinearKernel final : public RefKernel {
       transpose_weight(w.f32(), n, k, scratch);
       wt = scratch;
     }
-    const float* px = x.f32();
-    float* py = args.dst[0]->f32();
-    for (int64_t i = 0; i < m; ++i) {
-      const float* xr = px + i * k;
-      float* yr = py + i * n;
-      if (bias) {
-        for (int64_t j = 0; j < n; ++j) yr[j] = bias[j];
-      } else {
-        for (int64_t j = 0; j < n; ++j) yr[j] = 0.0f;
-      }
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const float a = xr[kk];
-        const float* wr = wt + kk * n;
-        for (int64_t j = 0; j < n; ++j) yr[j] += a * wr[j];
-      }
-      apply_activation(act_, yr, n);
-      if (residual)
-        for (int64_t j = 0; j < n; ++j) yr[j] += residual[i * n + j];
-    }
+    linear_rows(x.f32(), m, k, wt, n, bias, act_, residual, args.dst[0]->f32());
     return Status::Ok();
   }
 

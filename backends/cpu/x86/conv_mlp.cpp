@@ -19,6 +19,7 @@
 #include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/depthwise_nhwc.h"
 #include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/packed_linear.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
@@ -28,44 +29,6 @@ namespace {
 int64_t round16(int64_t floats) {
   return (floats + 15) / 16 * 16;
 }
-
-// A Linear's weight packed into GEMM panels, and its bias padded to whole panels.
-struct PackedLinear {
-  const GemmKernels* gemm = nullptr;
-  AlignedFloats packed, bias;
-  int64_t n = 0, k = 0;
-
-  PackedLinear(bool avx512, const float* w, int64_t n_, int64_t k_, int64_t rows) : n(n_), k(k_) {
-    gemm = gemm_kernels_for(avx512, rows, n, k);
-    packed = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n, k, gemm->nr)));
-    bias = AlignedFloats(static_cast<size_t>(gemm_panels(n, gemm->nr) * gemm->nr));
-    if (packed) gemm_pack_transposed(w, n, k, gemm->nr, packed.data());
-  }
-  bool ok() const { return packed && bias; }
-
-  // dst[m, n] (leading dimension ldc) = act(src[m, k]·Wᵀ + bias) + residual (leading dimension ldc).
-  void run(const float* src, int64_t m, bool has_bias, GemmAct act, const float* residual, float* dst,
-           int64_t ldc) const {
-    for (int64_t p = 0; p < gemm_panels(n, gemm->nr); ++p) {
-      GemmPanel gp;
-      gp.a = src;
-      gp.lda = k;
-      gp.m = m;
-      gp.k = k;
-      gp.b = packed.data() + p * k * gemm->nr;
-      gp.cols = std::min<int64_t>(gemm->nr, n - p * gemm->nr);
-      gp.c = dst + p * gemm->nr;
-      gp.ldc = ldc;
-      gp.bias_cols = has_bias ? bias.data() + p * gemm->nr : nullptr;
-      gp.act = act;
-      if (residual) {
-        gp.residual = residual + p * gemm->nr;
-        gp.ldr = ldc;
-      }
-      gemm->panel(gp);
-    }
-  }
-};
 
 class ConvMlpKernel final : public ref::RefKernel {
  public:

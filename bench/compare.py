@@ -5,8 +5,11 @@ For every model (name=factory[:json kwargs], factories from tools/reference/vitr
 and batch: build the reference module with seeded weights (init_for_tests), save the state dict, convert it with
 vitrt-convert, export ONNX (opset 14), then time
   * vitrt:    `vitrt bench --backend cpu --threads T` (warm-up, median of --repeat runs);
-  * PyTorch:  Debian torch in its tuned configuration (libopenblas0-openmp, no OPENBLAS_CORETYPE, malloc tunables,
-              set_num_threads(T), inference_mode), warm-up, median;
+  * PyTorch:  Debian torch in its tuned configuration (libopenblas0-openmp, malloc tunables, set_num_threads(T),
+              inference_mode), warm-up, median; OpenBLAS's kernel set (OPENBLAS_CORETYPE) is the fastest of its own
+              choice and the cores this CPU can run, measured on a 1024^3 sgemm at the start of the run (Debian's
+              OpenBLAS 0.3.21 does not know newer Intel Xeons and falls back to its SSE3 'Prescott' kernels there,
+              4.6x slower than its AVX-512 'SkylakeX' ones);
   * ORT:      onnxruntime-node, intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel 'all';
 and the GEMM ceiling (oneDNN sgemm 1024^3, vitrt_gemm_ceiling) in the same run. Prints a table (latency, ratios,
 GFLOP/s, % of ceiling) or --json. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
@@ -56,6 +59,22 @@ def median(v):
 
 
 # ---------------------------------------------------------------------------------------------- torch worker
+def blas_probe(a):
+    """Prints OpenBLAS's sgemm GFLOP/s through torch (median of 7 runs of 1024^3 on a.threads threads)."""
+    import torch
+    torch.set_num_threads(a.threads)
+    n = 1024
+    x, y = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(3):
+        x @ y
+    ms = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        x @ y
+        ms.append(time.perf_counter() - t0)
+    print(json.dumps({"gflops": 2 * n**3 / median(ms) / 1e9}))
+
+
 def torch_worker(a):
     import numpy as np
     import torch
@@ -172,10 +191,39 @@ def vitrt_logits(a, p):
     return np.load(o).flatten()
 
 
-def time_torch(a, name, factory, kwargs, p):
+def torch_env(core):
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)
     env.update(TUNED_ENV_SET)
+    if core != "auto":
+        env["OPENBLAS_CORETYPE"] = core
+    return env
+
+
+def pick_openblas_core(a):
+    """PyTorch at its best: OpenBLAS's own core choice, or a core this CPU supports that it measures faster."""
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(l for l in f if l.startswith("flags")).split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        pass
+    cores = ["auto"]
+    if "avx2" in flags:
+        cores += ["Haswell", "Zen"]
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        cores += ["SkylakeX"] + (["Cooperlake"] if "avx512_bf16" in flags else [])
+    speeds = {}
+    for c in cores:
+        speeds[c] = run_json(["/usr/bin/python3", os.path.abspath(__file__), "--blas-probe",
+                              "--threads", str(a.threads)], env=torch_env(c))["gflops"]
+        log(f"PyTorch OpenBLAS core {c}: {speeds[c]:.0f} GFLOP/s (sgemm 1024^3)")
+    best = max(speeds, key=speeds.get)
+    return best, speeds
+
+
+def time_torch(a, name, factory, kwargs, p):
+    env = torch_env(a.openblas_core)
     return run_json(["/usr/bin/python3", os.path.abspath(__file__), "--torch-worker", "--factory", factory,
                      "--kwargs", json.dumps(kwargs), "--state", p["state"], "--input", p["input"],
                      "--threads", str(a.threads), "--repeat", str(a.repeat), "--warmup", str(a.warmup),
@@ -211,7 +259,10 @@ def main():
     ap.add_argument("--skip", default="", help="comma list of peers to skip: torch,ort")
     ap.add_argument("--json", action="store_true")
     # worker mode
+    ap.add_argument("--openblas-core", default=None,
+                    help="OPENBLAS_CORETYPE for PyTorch ('auto': OpenBLAS's own choice); default: the fastest measured")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--blas-probe", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--factory", help=argparse.SUPPRESS)
     ap.add_argument("--kwargs", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--state", help=argparse.SUPPRESS)
@@ -219,6 +270,8 @@ def main():
     a = ap.parse_args()
     if a.torch_worker:
         return torch_worker(a)
+    if a.blas_probe:
+        return blas_probe(a)
     a.vitrt = os.path.join(a.build, "bin", "vitrt")
     a.convert = os.path.join(a.build, "bin", "vitrt-convert")
     a.gemm = os.path.join(a.build, "bin", "vitrt_gemm_ceiling")
@@ -232,6 +285,9 @@ def main():
     import numpy as np
 
     ceiling = gemm_ceiling(a)
+    blas_speeds = {}
+    if "torch" not in skip and a.openblas_core is None:
+        a.openblas_core, blas_speeds = pick_openblas_core(a)
     rows = []
     for spec in a.model or DEFAULT_MODELS:
         name, factory, kwargs, batches = parse_model(spec, a.batch)
@@ -270,12 +326,17 @@ def main():
             r["ratio_vs_ort"] = v / r["ort"]["median_ms"]
     result = {"threads": a.threads, "repeat": a.repeat, "warmup": a.warmup,
               "gemm_ceiling_gflops": {str(k): v for k, v in ceil.items()},
-              "gemm_ceiling_runs": [ceiling, ceiling2], "rows": rows}
+              "gemm_ceiling_runs": [ceiling, ceiling2], "torch_openblas_core": a.openblas_core,
+              "torch_openblas_core_gflops": blas_speeds, "rows": rows}
     if a.json:
         print(json.dumps(result, indent=1, default=str))
         return
     print(f"GEMM ceiling (oneDNN sgemm 1024^3, median of runs, best of start/end): "
           + ", ".join(f"{k} thread(s) {v:.1f} GFLOP/s" for k, v in ceil.items()))
+    if a.openblas_core:
+        print(f"PyTorch's OpenBLAS core: {a.openblas_core}"
+              + (" (sgemm 1024^3: " + ", ".join(f"{c} {g:.0f}" for c, g in blas_speeds.items()) + " GFLOP/s)"
+                 if blas_speeds else ""))
     print(f"threads {a.threads}, median of {a.repeat} runs after {a.warmup} warm-up; ratio = vitrt / peer (< 1: vitrt faster)")
     print("| model | batch | GFLOP | vitrt ms | PyTorch ms | ORT ms | vs PyTorch | vs ORT | vitrt GFLOP/s | % ceiling | max |Δlogit| |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -46,7 +46,7 @@ std::vector<Problem> problems() {
       linear("deit", 1, 192, 1000),          conv("deit", 3, 224, 192, 16, 16, 0),
       linear("soft", 3136, 64, 64),          linear("soft", 3136, 64, 256, gelu),
       linear("soft", 3136, 256, 64),         linear("soft", 784, 128, 128),
-      linear("soft", 784, 128, 512, gelu),   linear("soft", 784, 512, 128),
+      linear("soft", 784, 128, 512, gelu),   linear("soft", 784, 512, 128), linear("soft896", 784, 784, 784),
       linear("soft", 196, 320, 320),         linear("soft", 196, 320, 1280, gelu),
       linear("soft", 196, 1280, 320),        linear("soft", 50, 512, 512),
       linear("soft", 50, 512, 2048, gelu),   linear("soft", 50, 2048, 512),

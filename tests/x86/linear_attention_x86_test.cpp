@@ -189,6 +189,38 @@ TEST_CASE("x86 LinearAttention gives the same bits at 1, 2 and 3 threads") {
   }
 }
 
+// The Newton steps run on the packed GEMM from a landmark count up (VITRT_X86_NEWTON_PACKED_MIN_M, read when
+// the kernel is created) and on the simd row loops below it. Both sum every element in the same order, so
+// forcing either path on the same shapes must give the same bits.
+TEST_CASE("x86 LinearAttention: packed-GEMM and row-loop Newton steps give the same bits") {
+  std::mt19937 rng(77);
+  const char* saved = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M");
+  const std::string restore = saved ? saved : "";
+  for (const Spec& s : kSpecs) {
+    const std::vector<HostTensor> in = inputs_of(s, rng);
+    std::vector<const HostTensor*> ptrs;
+    for (const auto& t : in) ptrs.push_back(&t);
+    for (X86Isa isa : isa_levels()) {
+      auto be = make_x86(isa);
+      std::vector<float> outs[2];
+      for (int packed : {0, 1}) {
+        INFO("case ", std::string(s.name), " isa ", std::string(x86_isa_name(isa)), " packed ", packed);
+        setenv("VITRT_X86_NEWTON_PACKED_MIN_M", packed ? "0" : "1000000000", 1);
+        ThreadedOpRunner r;
+        REQUIRE(r.plan(*be, OpType::kLinearAttention, attrs_of(s), ptrs, kConstant, 2, s.name).ok());
+        HostTensor out;
+        REQUIRE(r.run(ptrs, &out).ok());
+        outs[packed] = out.data;
+      }
+      CHECK_MESSAGE(outs[0] == outs[1], s.name, " [", x86_isa_name(isa), "]");
+    }
+  }
+  if (saved)
+    setenv("VITRT_X86_NEWTON_PACKED_MIN_M", restore.c_str(), 1);
+  else
+    unsetenv("VITRT_X86_NEWTON_PACKED_MIN_M");
+}
+
 TEST_CASE("x86 LinearAttention leaves invalid attributes to the reference, which reports them") {
   std::mt19937 rng(9);
   const Spec& s = kSpecs[0];

@@ -6,7 +6,10 @@
 //
 //   A. per item, in parallel: landmarks (r×r conv vectorised over output channels, then LayerNorm with double
 //      statistics and erf GELU exactly as the reference), stored transposed as Lᵀ [d][mp]; K2 [m][mp]; and
-//      for the scaled Newton variant the whole pseudo-inverse.
+//      for the scaled Newton variant the whole pseudo-inverse: from m = kPackedNewtonMinM on (K2 larger than
+//      about half of L2) on the packed GEMM (newton_iterate.h), below it with the simd row loops, which keep
+//      an m×m matrix in L2 and measured faster there (SOFT-Tiny at 448², m = 196: 129 against 145 ms).
+//      Both sum every element in the same order, so they give the same bits.
 //   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then
 //   the
 //      iterations per item in parallel.
@@ -14,7 +17,8 @@
 //   plus
 //      the depthwise V conv, written into the merged [B,N,C] output. With fewer items than threads the items
 //      run one after another, each step split over token blocks (K1ᵀ·V over landmark rows, so that every
-//      element is still summed over all tokens in order).
+//      element is still summed over all tokens in order). K2⁺ is packed into the GEMM's column panels once
+//      per item, so a token block's K1·K2⁺ streams contiguous panels instead of m strided rows.
 //
 // m and d are padded to mp, dp (multiples of the vector width) with zero columns, so every loop runs on whole
 // vectors and the top-left blocks stay exact. The sums run in the reference's order (FMA instead of a·b + c),
@@ -22,14 +26,17 @@
 // code. Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads and
 // batch:
 //   shared: packed landmark weights [d·r·r][dp], Lᵀ [BH][d][mp], K2 [BH][mp][mp], K2⁺ [BH][mp][mp], [BH] ×2;
-//   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], landmarks [m][dp], P [mp][mp], Newton work 2·m·mp,
+//   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], landmarks [m][dp], P [mp][mp], Newton work (later
+//               the packed K2⁺),
 //               a block of K1·K2⁺ [32][mp] and of the output [32][dp], D^-1/2 [mp].
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
+#include "backends/cpu/x86/newton_iterate.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
@@ -40,6 +47,13 @@ constexpr int64_t kOutBlock = 32;  // tokens per (K1·K2⁺)·(K1ᵀ·V) block: 
 constexpr int64_t kRowBlock = 64;  // tokens per K1 block when one item is split over the threads
 constexpr int64_t kKvChunk = 256;  // tokens per K1ᵀ·V pass (keeps the K1 and V rows in L1/L2)
 constexpr int64_t kKvRows = 6;     // landmark rows per K1ᵀ·V task (the gemm's row tile)
+constexpr int64_t kPackedNewtonMinM =
+    384;  // VITRT_X86_NEWTON_PACKED_MIN_M overrides it (tests, measurements)
+
+int64_t packed_newton_min_m() {
+  const char* env = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M");
+  return env ? std::atoll(env) : kPackedNewtonMinM;
+}
 
 struct Dims {
   int64_t batch, n, c, heads, d, height, width, r, m_h, m_w, m, k, mp, dp;
@@ -76,7 +90,7 @@ struct Layout {
   int64_t total;
 };
 
-Layout layout_of(const Dims& s, int threads) {
+Layout layout_of(const Dims& s, const GemmKernels* g, int threads) {
   Layout l{};
   int64_t off = 0;
   auto take = [&](int64_t floats) {
@@ -98,7 +112,7 @@ Layout layout_of(const Dims& s, int threads) {
   l.kv = take(s.mp * s.dp);
   l.lm = take(s.m * s.dp);
   l.p = take(mm);
-  l.work = take(2 * s.m * s.mp);
+  l.work = take(newton_work_floats(g, s.m, s.mp));  // >= m·mp (legacy residuals), >= the packed K2⁺
   l.ak = take(kOutBlock * s.mp);
   l.ob = take(kOutBlock * s.dp);
   l.dsym = take(s.mp);
@@ -121,10 +135,12 @@ float max_row_sum(const float* k, int64_t m, int64_t ld) {
 class LinearAttentionKernel final : public ref::RefKernel {
  public:
   LinearAttentionKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const LinearAttentionSimd* simd,
-                        const LinearAttentionAttrs& a)
+                        const GemmKernels* gemm, bool packed_newton, const LinearAttentionAttrs& a)
       : RefKernel(plan),
         ctx_(std::move(ctx)),
         simd_(simd),
+        gemm_(gemm),
+        packed_newton_(packed_newton),
         a_(a),
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
@@ -135,7 +151,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
     const Dims& s = run.s;
     if (s.batch == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
-    run.l = layout_of(s, nt);
+    run.l = layout_of(s, gemm_, nt);
     VITRT_RETURN_IF_ERROR(check_workspace(args, run.l.total));
     run.ws = static_cast<float*>(args.workspace);
     run.q = args.src[0]->f32();
@@ -164,6 +180,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
         for (int64_t bh = lo; bh < hi; ++bh) {
           prepare_rows(run, bh, 0, s.n, tid);
           kv_rows(run, 0, s.m, tid);
+          pack_inverse(run, bh, tid);
           output_rows(run, bh, 0, s.n, tid, tid);
         }
       });
@@ -178,6 +195,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
         ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
           kv_rows(run, lo * kKvRows, std::min(hi * kKvRows, s.m), 0);
         });
+        pack_inverse(run, bh, 0);
         ThreadPool::parallel_for(out_blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
           output_rows(run, bh, lo * kOutBlock, std::min(hi * kOutBlock, s.n), 0, tid);
         });
@@ -265,8 +283,18 @@ class LinearAttentionKernel final : public ref::RefKernel {
     for (int64_t i = 0; i < s.m * s.mp; ++i) p[i] = k2[i];
     for (int64_t i = 0; i < s.m; ++i) p[i * s.mp + i] += a_.newton_regularizer;  // after α
     for (int64_t i = 0; i < s.m * s.mp; ++i) inv[i] = alpha * p[i];
-    simd_->newton_iterate(p, s.m, s.mp, a_.newton_iterations, inv, run.thread(tid) + run.l.work);
+    iterate(run, p, inv, tid);
     if (a_.symmetric_normalization) normalize(run, bh, tid);
+  }
+
+  // The Newton–Schulz steps on v = inv (in place) with thread tid's work region.
+  void iterate(const Run& run, const float* p, float* inv, int tid) const {
+    const Dims& s = run.s;
+    float* work = run.thread(tid) + run.l.work;
+    if (packed_newton_)
+      newton_iterate(gemm_, p, s.m, s.mp, a_.newton_iterations, inv, work);
+    else
+      simd_->newton_iterate(p, s.m, s.mp, a_.newton_iterations, inv, work);
   }
 
   // newton_inverse_legacy over all items: α = 2/s² with s the largest row sum of the batch, halved while the
@@ -311,8 +339,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
     }
     ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
       for (int64_t bh = lo; bh < hi; ++bh) {
-        simd_->newton_iterate(run.ws + run.l.k2 + bh * mm, s.m, s.mp, a_.newton_iterations,
-                              run.ws + run.l.inv + bh * mm, run.thread(tid) + run.l.work);
+        iterate(run, run.ws + run.l.k2 + bh * mm, run.ws + run.l.inv + bh * mm, tid);
         if (a_.symmetric_normalization) normalize(run, bh, tid);
       }
     });
@@ -365,11 +392,19 @@ class LinearAttentionKernel final : public ref::RefKernel {
     }
   }
 
-  // Output tokens [i0, i1) of item bh from group g's buffers, with thread tid's block scratch.
+  // K2⁺ of item bh into group g's work region as GEMM column panels (the Newton scratch is free by now).
+  void pack_inverse(const Run& run, int64_t bh, int g) const {
+    const Dims& s = run.s;
+    gemm_pack_rows(run.ws + run.l.inv + bh * s.mp * s.mp, s.mp, s.m, s.m, gemm_->nr,
+                   run.thread(g) + run.l.work);
+  }
+
+  // Output tokens [i0, i1) of item bh from group g's buffers (K2⁺ packed by pack_inverse), with thread tid's
+  // block scratch.
   void output_rows(const Run& run, int64_t bh, int64_t i0, int64_t i1, int g, int tid) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    const float* inv = run.ws + run.l.inv + bh * s.mp * s.mp;
+    const float* inv = run.thread(g) + run.l.work;
     const float* k1 = run.thread(g) + run.l.k1;
     float* ak = run.thread(tid) + run.l.ak;
     float* ob = run.thread(tid) + run.l.ob;
@@ -385,7 +420,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
     c.out_stride = s.c;
     for (int64_t i = i0; i < i1; i += kOutBlock) {
       const int64_t nb = std::min(kOutBlock, i1 - i);
-      simd_->gemm(k1 + i * s.mp, s.mp, 1, inv, s.mp, nb, s.m, s.mp, false, ak, s.mp);            // K1·K2⁺
+      gemm_packed_product(gemm_, k1 + i * s.mp, s.mp, nb, s.m, inv, s.m, ak, s.mp);              // K1·K2⁺
       simd_->gemm(ak, s.mp, 1, run.thread(g) + run.l.kv, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // ·(K1ᵀ·V)
       c.i0 = i;
       c.i1 = i + nb;
@@ -396,6 +431,8 @@ class LinearAttentionKernel final : public ref::RefKernel {
 
   std::shared_ptr<Context> ctx_;
   const LinearAttentionSimd* simd_;
+  const GemmKernels* gemm_;  // the packed GEMM tile for m×m products
+  bool packed_newton_;
   LinearAttentionAttrs a_;
   int planned_threads_;
 };
@@ -421,9 +458,12 @@ Status create_linear_attention(const std::shared_ptr<Context>& ctx, const Kernel
   const LinearAttentionSimd* simd =
       ctx->isa == X86Isa::kAvx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
-  const Layout l = layout_of(dims_of(*a, q, vc, simd->width), threads);
+  const Dims dims = dims_of(*a, q, vc, simd->width);
+  const GemmKernels* gemm = gemm_kernels_for(ctx->isa == X86Isa::kAvx512, dims.m, dims.m, dims.m);
+  const Layout l = layout_of(dims, gemm, threads);
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
-  *kernel = std::make_unique<LinearAttentionKernel>(plan, ctx, simd, *a);
+  *kernel =
+      std::make_unique<LinearAttentionKernel>(plan, ctx, simd, gemm, dims.m >= packed_newton_min_m(), *a);
   return Status::Ok();
 }
 

@@ -71,6 +71,12 @@ inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
   return gemm_panels(n, nr) * k * nr;
 }
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
+// Packs row-major B [k, n] (leading dimension ldb: C = A·B) into ceil(n / nr) panels, zero past n.
+void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
+// C[rows, n] = A[rows, k]·B with B packed by gemm_pack_rows (or gemm_pack_transposed), no bias, no
+// activation: each element summed over k in order from zero, one FMA a step. Single-threaded.
+void gemm_packed_product(const GemmKernels* g, const float* a, int64_t lda, int64_t rows, int64_t k,
+                         const float* packed_b, int64_t n, float* c, int64_t ldc);
 
 }  // namespace x86
 }  // namespace vitrt

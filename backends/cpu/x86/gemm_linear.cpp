@@ -22,7 +22,6 @@ namespace {
 constexpr int64_t kStreamBytes =
     64
     << 20;  // only results far beyond the caches are stored non-temporally (their reader would miss anyway)
-constexpr int64_t kChunkBytes = 256 << 10;  // the rows of A one task multiplies, kept in L2
 
 class GemmLinearKernel final : public ref::RefKernel {
  public:
@@ -58,7 +57,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     // A is the larger (more rows than columns) the threads split the rows, taking whole row chunks (balanced
     // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels.
     const int64_t row_tiles = (m + mr - 1) / mr;
-    const int64_t chunk_tiles = std::clamp<int64_t>(kChunkBytes / (mr * k_ * 4), 1, row_tiles);
+    const int64_t chunk_tiles = std::clamp<int64_t>(kGemmRowBlockBytes / (mr * k_ * 4), 1, row_tiles);
     int64_t chunks = (row_tiles + chunk_tiles - 1) / chunk_tiles;
     const bool rows_first = m > n_ && row_tiles >= 2 * threads;
     if (rows_first)

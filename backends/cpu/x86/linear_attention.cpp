@@ -47,8 +47,9 @@ constexpr int64_t kOutBlock = 32;  // tokens per (K1·K2⁺)·(K1ᵀ·V) block: 
 constexpr int64_t kRowBlock = 64;  // tokens per K1 block when one item is split over the threads
 constexpr int64_t kKvChunk = 256;  // tokens per K1ᵀ·V pass (keeps the K1 and V rows in L1/L2)
 constexpr int64_t kKvRows = 6;     // landmark rows per K1ᵀ·V task (the gemm's row tile)
-constexpr int64_t kPackedNewtonMinM =
-    384;  // VITRT_X86_NEWTON_PACKED_MIN_M overrides it (tests, measurements)
+// Landmark count from which the Newton steps run on the packed GEMM; VITRT_X86_NEWTON_PACKED_MIN_M overrides
+// it (tests, measurements).
+constexpr int64_t kPackedNewtonMinM = 384;
 
 int64_t packed_newton_min_m() {
   const char* env = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M");

@@ -54,12 +54,11 @@ void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, f
 }
 
 void gemm_packed_product(const GemmKernels* g, const float* a, int64_t lda, int64_t rows, int64_t k,
-                         const float* packed_b, int64_t n, float* c, int64_t ldc) {
-  // Row blocks of A small enough to stay in L2 while every panel of B passes them: B (not A) is what is read
-  // again per block, and A is read from memory once (an m = 784 square product: 2.4 MB of A per panel
-  // otherwise, 60 MB per product instead of about 12).
-  constexpr int64_t kRowBlockBytes = 512 * 1024;
-  const int64_t mc = std::max<int64_t>(g->mr, kRowBlockBytes / (std::max<int64_t>(k, 1) * 4) / g->mr * g->mr);
+                         const float* packed_b, int64_t n, float* c, int64_t ldc, const GemmEpilogue& e) {
+  // B, not A, is what is read again per row block (an m = 784 square product would otherwise read all 2.4 MB
+  // of A once per panel: 60 MB per product instead of about 12).
+  const int64_t mc =
+      std::max<int64_t>(g->mr, kGemmRowBlockBytes / (std::max<int64_t>(k, 1) * 4) / g->mr * g->mr);
   for (int64_t r0 = 0; r0 < rows; r0 += mc)
     for (int64_t p = 0; p < gemm_panels(n, g->nr); ++p) {
       GemmPanel gp;
@@ -72,6 +71,12 @@ void gemm_packed_product(const GemmKernels* g, const float* a, int64_t lda, int6
       gp.b = packed_b + p * k * g->nr;
       gp.c = c + r0 * ldc + p * g->nr;
       gp.ldc = ldc;
+      gp.bias_cols = e.bias_cols ? e.bias_cols + p * g->nr : nullptr;
+      gp.act = e.act;
+      if (e.residual) {
+        gp.residual = e.residual + r0 * e.ldr + p * g->nr;
+        gp.ldr = e.ldr;
+      }
       g->panel(gp);
     }
 }

@@ -73,10 +73,23 @@ inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
 // Packs row-major B [k, n] (leading dimension ldb: C = A·B) into ceil(n / nr) panels, zero past n.
 void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
-// C[rows, n] = A[rows, k]·B with B packed by gemm_pack_rows (or gemm_pack_transposed), no bias, no
-// activation: each element summed over k in order from zero, one FMA a step. Single-threaded.
+// The rows of A that one pass over all of B's panels multiplies: kept in L2 while the panels stream past.
+constexpr int64_t kGemmRowBlockBytes = 256 << 10;
+
+// What gemm_packed_product applies at the last store, as GemmPanel's fields of the same names; bias_cols is
+// padded to whole panels, residual is R[rows, n] with leading dimension ldr.
+struct GemmEpilogue {
+  const float* bias_cols = nullptr;
+  GemmAct act = GemmAct::kNone;
+  const float* residual = nullptr;
+  int64_t ldr = 0;
+};
+
+// C[rows, n] = act(A[rows, k]·B + bias) + residual, single-threaded, with B packed by gemm_pack_rows or
+// gemm_pack_transposed: each element summed over k in order, one FMA a step. A is taken in row blocks of
+// kGemmRowBlockBytes, so it is read from memory once however many panels B has.
 void gemm_packed_product(const GemmKernels* g, const float* a, int64_t lda, int64_t rows, int64_t k,
-                         const float* packed_b, int64_t n, float* c, int64_t ldc);
+                         const float* packed_b, int64_t n, float* c, int64_t ldc, const GemmEpilogue& e = {});
 
 }  // namespace x86
 }  // namespace vitrt

@@ -4,7 +4,6 @@
 // A Linear's weight packed once into the packed GEMM's column panels (packed_gemm.h), with its bias padded
 // to whole panels, and a single-threaded y = act(x·Wᵀ + b) + residual over any rows: the building block of
 // kernels that run a Linear on a slice of rows of their own (ConvMlp's bands, bench/mlp_pipeline.cpp).
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/x86/aligned_buffer.h"
@@ -30,24 +29,12 @@ struct PackedLinear {
   // dst[m, n] (leading dimension ldc) = act(src[m, k]·Wᵀ + bias) + residual (leading dimension ldc).
   void run(const float* src, int64_t m, bool has_bias, GemmAct act, const float* residual, float* dst,
            int64_t ldc) const {
-    for (int64_t p = 0; p < gemm_panels(n, gemm->nr); ++p) {
-      GemmPanel gp;
-      gp.a = src;
-      gp.lda = k;
-      gp.m = m;
-      gp.k = k;
-      gp.b = packed.data() + p * k * gemm->nr;
-      gp.cols = std::min<int64_t>(gemm->nr, n - p * gemm->nr);
-      gp.c = dst + p * gemm->nr;
-      gp.ldc = ldc;
-      gp.bias_cols = has_bias ? bias.data() + p * gemm->nr : nullptr;
-      gp.act = act;
-      if (residual) {
-        gp.residual = residual + p * gemm->nr;
-        gp.ldr = ldc;
-      }
-      gemm->panel(gp);
-    }
+    GemmEpilogue e;
+    e.bias_cols = has_bias ? bias.data() : nullptr;
+    e.act = act;
+    e.residual = residual;
+    e.ldr = ldc;
+    gemm_packed_product(gemm, src, k, m, k, packed.data(), n, dst, ldc, e);
   }
 };
 

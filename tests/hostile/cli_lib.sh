@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Shared helpers of the tests/hostile/cli_*.sh scripts. Source it after setting `build`; it sets `bin`, a private
+# `work` folder removed on exit, and ok/bad/expect_exit/finish.
+bin=$build/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# expect_exit CODE PATTERN DESCRIPTION -- command...: the command exits with CODE within 60 s and stderr matches
+# PATTERN (extended regex). A hang counts as a failure (timeout's exit 124).
+expect_exit() {
+  local want=$1 pattern=$2 what=$3
+  shift 4
+  timeout 60 "$@" >"$work/out" 2>"$work/err" </dev/null
+  local got=$?
+  if [ "$got" -eq "$want" ] && grep -Eq -- "$pattern" "$work/err"; then
+    ok "$what (exit $got: $(head -c 200 "$work/err" | tr '\n' ' '))"
+  else
+    bad "$what: exit $got (want $want), stderr: $(head -c 400 "$work/err")"
+  fi
+}
+
+# finish: prints the count line and exits non-zero when anything failed.
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}

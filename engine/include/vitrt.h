@@ -21,8 +21,8 @@
  *   vitrt_model_free(model);
  *
  * Errors: every fallible call returns a vitrt_status_t (VITRT_OK = 0). The detail of the last failure on the
- * calling thread is in vitrt_last_error_message(); it names the file, tensor or op involved. The library never
- * aborts, never exits, and never lets a C++ exception escape.
+ * calling thread is in vitrt_last_error_message(); it names the file, tensor or op involved. The library
+ * never aborts, never exits, and never lets a C++ exception escape.
  *
  * Thread safety: a model may be shared by any number of threads and sessions; a session must be used by one
  * thread at a time. Create one session per thread.
@@ -53,8 +53,8 @@ typedef enum vitrt_status {
   VITRT_ERR_BAD_INPUT = 3,        /* an input (image, tensor, batch size) is unusable */
   VITRT_ERR_UNSUPPORTED = 4,      /* valid, but not supported by this build (op version, backend) */
   VITRT_ERR_OUT_OF_MEMORY = 5,
-  VITRT_ERR_RUNTIME = 6,          /* a failure while running */
-  VITRT_ERR_IO = 7                /* a file could not be read */
+  VITRT_ERR_RUNTIME = 6, /* a failure while running */
+  VITRT_ERR_IO = 7       /* a file could not be read */
 } vitrt_status_t;
 
 typedef enum vitrt_backend {
@@ -72,6 +72,10 @@ typedef struct vitrt_session_options {
   vitrt_backend_t backend; /* default VITRT_BACKEND_AUTO */
   int32_t num_threads;     /* default 1 */
   int32_t max_batch;       /* largest batch run() will get; memory is planned for it. Default 1 */
+  /* The most memory the session may plan (activations + workspace), in bytes; a model needing more fails
+   * session creation with VITRT_ERR_OUT_OF_MEMORY naming its largest tensor. Default 0: this machine's
+   * physical memory. (Added in 0.1.1; callers built against an older header leave it at its default.) */
+  uint64_t max_memory_bytes;
 } vitrt_session_options_t;
 
 /* The engine version, e.g. "0.1.0". Static storage; never free it. */
@@ -79,7 +83,8 @@ VITRT_API const char* vitrt_version(void);
 /* The model file format version this build writes (it reads every version it lists as supported). */
 VITRT_API uint32_t vitrt_format_version(void);
 
-/* Message of the last failed call on this thread ("" if none). Valid until the next vitrt call on this thread. */
+/* Message of the last failed call on this thread ("" if none). Valid until the next vitrt call on this
+ * thread. */
 VITRT_API const char* vitrt_last_error_message(void);
 
 /* Loads and verifies a .vitrt file (memory-mapped; weights are used in place).
@@ -90,12 +95,13 @@ VITRT_API vitrt_status_t vitrt_model_load(const char* path, vitrt_model_t** out)
  * unchanged until the model and every session created from it are freed. */
 VITRT_API vitrt_status_t vitrt_model_load_from_memory(const void* data, size_t size, vitrt_model_t** out);
 
-/* Frees a model. Accepts NULL. Sessions hold their own reference: a model may be freed before its sessions. */
+/* Frees a model. Accepts NULL. Sessions hold their own reference: a model may be freed before its sessions.
+ */
 VITRT_API void vitrt_model_free(vitrt_model_t* model);
 
 /* Input shape without batch: channels, height, width. Any pointer may be NULL. */
-VITRT_API vitrt_status_t vitrt_model_input_shape(const vitrt_model_t* model, int32_t* channels, int32_t* height,
-                                                 int32_t* width);
+VITRT_API vitrt_status_t vitrt_model_input_shape(const vitrt_model_t* model, int32_t* channels,
+                                                 int32_t* height, int32_t* width);
 /* Number of classes (the width of the logits). */
 VITRT_API int32_t vitrt_model_num_classes(const vitrt_model_t* model);
 /* Label of class `index`, or NULL when out of range. Owned by the model. */
@@ -110,8 +116,8 @@ VITRT_API vitrt_session_options_t vitrt_session_default_options(void);
 
 /* Plans memory and creates kernels for `model`. options may be NULL (defaults). The session keeps the model
  * alive. On failure *out is set to NULL. */
-VITRT_API vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_session_options_t* options,
-                                              vitrt_session_t** out);
+VITRT_API vitrt_status_t vitrt_session_create(const vitrt_model_t* model,
+                                              const vitrt_session_options_t* options, vitrt_session_t** out);
 /* Frees a session. Accepts NULL. */
 VITRT_API void vitrt_session_free(vitrt_session_t* session);
 
@@ -126,8 +132,8 @@ VITRT_API vitrt_status_t vitrt_session_memory(const vitrt_session_t* session, ui
 
 /* Decodes a PNG or JPEG file and preprocesses it as the model's metadata says (resize, centre crop,
  * normalisation) into dst, which must hold C*H*W floats (see vitrt_model_input_shape). */
-VITRT_API vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path, float* dst,
-                                                size_t dst_capacity);
+VITRT_API vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path,
+                                                float* dst, size_t dst_capacity);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The C boundary: argument checks, exceptions -> status codes, the thread-local error message.
-#include "vitrt.h"
-
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -11,6 +10,7 @@
 #include "image/image.h"
 #include "loader/model_loader.h"
 #include "runtime/session.h"
+#include "vitrt.h"
 
 struct vitrt_model {
   std::shared_ptr<const vitrt::Model> model;
@@ -60,10 +60,14 @@ vitrt_status_t guarded(F&& body) {
 
 std::string backend_name(vitrt_backend_t b) {
   switch (b) {
-    case VITRT_BACKEND_AUTO: return "auto";
-    case VITRT_BACKEND_CPU: return "cpu";
-    case VITRT_BACKEND_REF: return "ref";
-    case VITRT_BACKEND_CUDA: return "cuda";
+    case VITRT_BACKEND_AUTO:
+      return "auto";
+    case VITRT_BACKEND_CPU:
+      return "cpu";
+    case VITRT_BACKEND_REF:
+      return "ref";
+    case VITRT_BACKEND_CUDA:
+      return "cuda";
   }
   return "invalid";
 }
@@ -72,9 +76,15 @@ std::string backend_name(vitrt_backend_t b) {
 
 extern "C" {
 
-const char* vitrt_version(void) { return "0.1.0"; }
-uint32_t vitrt_format_version(void) { return vitrt::kFormatVersion; }
-const char* vitrt_last_error_message(void) { return g_last_error.c_str(); }
+const char* vitrt_version(void) {
+  return "0.1.0";
+}
+uint32_t vitrt_format_version(void) {
+  return vitrt::kFormatVersion;
+}
+const char* vitrt_last_error_message(void) {
+  return g_last_error.c_str();
+}
 
 vitrt_status_t vitrt_model_load(const char* path, vitrt_model_t** out) {
   if (out) *out = nullptr;
@@ -100,7 +110,9 @@ vitrt_status_t vitrt_model_load_from_memory(const void* data, size_t size, vitrt
   });
 }
 
-void vitrt_model_free(vitrt_model_t* model) { delete model; }
+void vitrt_model_free(vitrt_model_t* model) {
+  delete model;
+}
 
 vitrt_status_t vitrt_model_input_shape(const vitrt_model_t* model, int32_t* c, int32_t* h, int32_t* w) {
   if (!model) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_model_input_shape: null model");
@@ -142,6 +154,7 @@ vitrt_session_options_t vitrt_session_default_options(void) {
   o.backend = VITRT_BACKEND_AUTO;
   o.num_threads = 1;
   o.max_batch = 1;
+  o.max_memory_bytes = 0;
   return o;
 }
 
@@ -152,15 +165,20 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
   vitrt_session_options_t o = vitrt_session_default_options();
   if (options) {
     if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(vitrt_session_options_t))
-      return fail(VITRT_ERR_INVALID_ARGUMENT,
-                  "vitrt_session_create: options.struct_size is wrong; start from vitrt_session_default_options()");
-    o = *options;
+      return fail(
+          VITRT_ERR_INVALID_ARGUMENT,
+          "vitrt_session_create: options.struct_size is wrong; start from vitrt_session_default_options()");
+    // Only the caller's struct_size bytes are the caller's: a struct from an older header is shorter, and the
+    // fields it lacks keep their defaults.
+    std::memcpy(&o, options, options->struct_size);
+    o.struct_size = sizeof o;
   }
   return guarded([&] {
     vitrt::SessionOptions so;
     so.backend = backend_name(o.backend);
     so.num_threads = o.num_threads;
     so.max_batch = o.max_batch;
+    so.max_memory_bytes = o.max_memory_bytes;
     std::unique_ptr<vitrt::Session> s;
     vitrt::Status st = vitrt::Session::create(model->model, so, &s);
     if (!st.ok()) return report(st);
@@ -169,11 +187,14 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
   });
 }
 
-void vitrt_session_free(vitrt_session_t* session) { delete session; }
+void vitrt_session_free(vitrt_session_t* session) {
+  delete session;
+}
 
 vitrt_status_t vitrt_session_run(vitrt_session_t* session, const float* input, int32_t batch, float* logits,
                                  size_t logits_capacity) {
-  if (!session || !input || !logits) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_run: null argument");
+  if (!session || !input || !logits)
+    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_run: null argument");
   return guarded([&] { return report(session->session->run(input, batch, logits, logits_capacity)); });
 }
 
@@ -189,7 +210,8 @@ vitrt_status_t vitrt_session_memory(const vitrt_session_t* session, uint64_t* ac
 
 vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path, float* dst,
                                       size_t dst_capacity) {
-  if (!model || !image_path || !dst) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess: null argument");
+  if (!model || !image_path || !dst)
+    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess: null argument");
   return guarded([&] {
     const vitrt::Graph& g = model->model->graph;
     const vitrt::Shape& s = g.tensors[g.inputs[0]].shape;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // im2col panels with AVX2 masked loads, stores and gathers; built with -mavx2 -mfma.
+#include <cstdint>
+
 #include "backends/cpu/x86/im2col_impl.h"
 
 namespace vitrt {
@@ -23,6 +25,10 @@ struct Ops256 {
   }
   // d[i] = s[i·stride]
   static void gather(float* d, const float* s, int64_t stride, int64_t n) {
+    if (stride > INT32_MAX / 8) {  // lane offsets would not fit the gather's 32-bit indices
+      for (int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
+      return;
+    }
     const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm256_set1_epi32(static_cast<int>(stride)));
     for (int64_t i = 0; i < n; i += 8) {

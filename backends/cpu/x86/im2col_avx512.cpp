@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // im2col panels with AVX-512 masked loads, stores and gathers; built with -mavx512*.
+#include <cstdint>
+
 #include "backends/cpu/x86/im2col_impl.h"
 
 namespace vitrt {
@@ -20,6 +22,10 @@ struct Ops512 {
   }
   // d[i] = s[i·stride]
   static void gather(float* d, const float* s, int64_t stride, int64_t n) {
+    if (stride > INT32_MAX / 16) {  // lane offsets would not fit the gather's 32-bit indices
+      for (int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
+      return;
+    }
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                            _mm512_set1_epi32(static_cast<int>(stride)));

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "common/checked_math.h"
+
 namespace vitrt {
 
 std::string Shape::str() const {
@@ -25,6 +27,18 @@ bool checked_numel(const Shape& s, int64_t* out) {
   }
   *out = n;
   return true;
+}
+
+std::string shape_violation(const Shape& s) {
+  if (s.rank < 0 || s.rank > kMaxRank)
+    return "rank " + std::to_string(s.rank) + " outside 0.." + std::to_string(kMaxRank);
+  for (int i = 0; i < s.rank; ++i)
+    if (s.dims[i] < 1) return "dimension " + std::to_string(i) + " of " + s.str() + " is not positive";
+  int64_t n = 0;
+  if (!checked_numel(s, &n) || n > kMaxTensorElements)
+    return "shape " + s.str() + " holds more than " + std::to_string(kMaxTensorElements) +
+           " elements (the per-tensor limit)";
+  return std::string();
 }
 
 }  // namespace vitrt

@@ -55,4 +55,9 @@ struct Shape {
 // Product of dims with overflow detection; false on overflow or negative dims.
 bool checked_numel(const Shape& s, int64_t* out);
 
+// A shape an op may produce: rank 0..kMaxRank, every dimension >= 1, at most kMaxTensorElements elements
+// (common/checked_math.h). Empty on success, else what is wrong ("dimension 2 is 0", "... elements exceed
+// ...").
+std::string shape_violation(const Shape& s);
+
 }  // namespace vitrt

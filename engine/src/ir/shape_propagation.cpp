@@ -13,6 +13,10 @@ Status propagate_shapes(const Graph& graph, int64_t batch, Shape* shapes) {
     Shape s = graph.tensors[in].shape;
     for (int d = 0; d < s.rank; ++d)
       if (s[d] == kDynamicDim) s[d] = batch;
+    const std::string why = shape_violation(s);
+    if (!why.empty())
+      return bad_input("graph input '" + graph.tensors[in].name + "' at batch " + std::to_string(batch) +
+                       ": " + why);
     shapes[in] = s;
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {

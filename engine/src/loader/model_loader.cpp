@@ -2,8 +2,11 @@
 // Copyright the vitrt authors.
 #include "loader/model_loader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "common/checked_math.h"
 #include "file_checksum.h"
 #include "format_version.h"
 #include "ir/shape_propagation.h"
@@ -23,10 +26,14 @@ std::string tensor_where(size_t i, const fb::Tensor* t) {
   return "tensor #" + std::to_string(i) + (t && t->name() ? " '" + t->name()->str() + "'" : std::string());
 }
 
-Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file, Graph* g, uint64_t* weight_bytes) {
+Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file, Graph* g,
+                     uint64_t* weight_bytes) {
   const auto* tensors = m.graph()->tensors();
   const auto* buffers = m.buffers();
   if (!tensors) return bad_model("graph has no tensor list");
+  if (tensors->size() > static_cast<flatbuffers::uoffset_t>(kMaxGraphTensors))
+    return bad_model("graph has " + std::to_string(tensors->size()) + " tensors, more than the limit of " +
+                     std::to_string(kMaxGraphTensors));
   *weight_bytes = 0;
   std::vector<bool> buffer_used(buffers->size(), false);
   for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
@@ -39,30 +46,39 @@ Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file
     t.dtype = static_cast<DType>(dt);
     if (!ft->shape()) return bad_model(where + ": missing shape");
     if (ft->shape()->size() > static_cast<flatbuffers::uoffset_t>(kMaxRank))
-      return bad_model(where + ": rank " + std::to_string(ft->shape()->size()) + " exceeds " + std::to_string(kMaxRank));
+      return bad_model(where + ": rank " + std::to_string(ft->shape()->size()) + " exceeds " +
+                       std::to_string(kMaxRank));
     std::vector<int64_t> dims(ft->shape()->begin(), ft->shape()->end());
     Shape::from_vector(dims, &t.shape);
     const uint32_t b = ft->buffer();
     if (b >= buffers->size())
       return bad_model(where + ": buffer index " + std::to_string(b) + " out of range (" +
                        std::to_string(buffers->size()) + " buffers)");
+    Shape at_batch_1 = t.shape;
     for (int d = 0; d < t.shape.rank; ++d) {
       const int64_t v = t.shape[d];
       if (v < 0 && !(v == kDynamicDim && b == 0))
         return bad_model(where + ": invalid dimension " + std::to_string(v) + " in shape " + t.shape.str());
+      if (v == kDynamicDim) at_batch_1[d] = 1;
     }
+    int64_t declared = 0;
+    if (!checked_numel(at_batch_1, &declared) || declared > kMaxTensorElements)
+      return bad_model(where + ": shape " + t.shape.str() + " holds more than " +
+                       std::to_string(kMaxTensorElements) + " elements (the per-tensor limit)");
     if (b != 0) {
-      if (buffer_used[b]) return bad_model(where + ": buffer " + std::to_string(b) + " is shared by two tensors");
+      if (buffer_used[b])
+        return bad_model(where + ": buffer " + std::to_string(b) + " is shared by two tensors");
       buffer_used[b] = true;
       const fb::Buffer* buf = buffers->Get(b);
       int64_t numel;
       if (!checked_numel(t.shape, &numel))
         return bad_model(where + ": element count of shape " + t.shape.str() + " overflows");
       const uint64_t elem = dtype_size(t.dtype);
-      if (static_cast<uint64_t>(numel) > UINT64_MAX / elem || static_cast<uint64_t>(numel) * elem != buf->size())
+      if (static_cast<uint64_t>(numel) > UINT64_MAX / elem ||
+          static_cast<uint64_t>(numel) * elem != buf->size())
         return bad_model(where + ": shape " + t.shape.str() + " of " + dtype_name(t.dtype) + " needs " +
-                         std::to_string(static_cast<uint64_t>(numel) * elem) + " bytes but its buffer holds " +
-                         std::to_string(buf->size()));
+                         std::to_string(static_cast<uint64_t>(numel) * elem) +
+                         " bytes but its buffer holds " + std::to_string(buf->size()));
       t.is_constant = true;
       t.constant.data = file->data() + buf->offset();
       t.constant.size = buf->size();
@@ -76,7 +92,8 @@ Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file
 
 Status check_buffers(const fb::Model& m, size_t fb_end, size_t file_size) {
   const auto* buffers = m.buffers();
-  if (!buffers || buffers->size() == 0) return bad_model("missing buffer table (buffer 0 must be the empty sentinel)");
+  if (!buffers || buffers->size() == 0)
+    return bad_model("missing buffer table (buffer 0 must be the empty sentinel)");
   const fb::Buffer* s = buffers->Get(0);
   if (s->offset() != 0 || s->size() != 0) return bad_model("buffer 0 is not the empty sentinel");
   for (flatbuffers::uoffset_t i = 1; i < buffers->size(); ++i) {
@@ -91,6 +108,18 @@ Status check_buffers(const fb::Model& m, size_t fb_end, size_t file_size) {
                        ") lie beyond the end of the file (" + std::to_string(file_size) +
                        " bytes): the file is truncated");
   }
+  // No two buffers may share bytes: each weight is its own data, as the writer lays it out.
+  std::vector<std::pair<uint64_t, flatbuffers::uoffset_t>> by_offset;
+  for (flatbuffers::uoffset_t i = 1; i < buffers->size(); ++i)
+    if (buffers->Get(i)->size() > 0) by_offset.emplace_back(buffers->Get(i)->offset(), i);
+  std::sort(by_offset.begin(), by_offset.end());
+  for (size_t k = 1; k < by_offset.size(); ++k) {
+    const fb::Buffer* prev = buffers->Get(by_offset[k - 1].second);
+    if (by_offset[k].first < prev->offset() + prev->size())
+      return bad_model("buffer #" + std::to_string(by_offset[k].second) + " overlaps buffer #" +
+                       std::to_string(by_offset[k - 1].second) + " (bytes from " +
+                       std::to_string(by_offset[k].first) + ")");
+  }
   return Status::Ok();
 }
 
@@ -98,6 +127,9 @@ Status build_nodes(const fb::Model& m, Graph* g) {
   const auto* codes = m.operator_codes();
   const auto* ops = m.graph()->operators();
   if (!ops) return bad_model("graph has no operator list");
+  if (ops->size() > static_cast<flatbuffers::uoffset_t>(kMaxGraphNodes))
+    return bad_model("graph has " + std::to_string(ops->size()) + " ops, more than the limit of " +
+                     std::to_string(kMaxGraphNodes));
   const size_t ncodes = codes ? codes->size() : 0;
   for (size_t c = 0; c < ncodes; ++c) {
     const auto* code = codes->Get(static_cast<flatbuffers::uoffset_t>(c));
@@ -108,7 +140,8 @@ Status build_nodes(const fb::Model& m, Graph* g) {
     const OpSchema* schema = find_op_schema(static_cast<OpType>(bi));
     if (code->version() < 1 || code->version() > schema->max_version)
       return unsupported(std::string("op ") + schema->name + " version " + std::to_string(code->version()) +
-                         " is not supported by this build (knows 1.." + std::to_string(schema->max_version) + ")");
+                         " is not supported by this build (knows 1.." + std::to_string(schema->max_version) +
+                         ")");
   }
   for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
     const fb::Operator* op = ops->Get(i);
@@ -158,8 +191,10 @@ Status check_metadata(const Graph& g) {
   if (p.channels != 1 && p.channels != 3) return bad_model("preprocess: channels must be 1 or 3");
   if (p.mean.size() != static_cast<size_t>(p.channels) || p.std.size() != static_cast<size_t>(p.channels))
     return bad_model("preprocess: mean/std need one value per channel (" + std::to_string(p.channels) + ")");
+  for (float m : p.mean)
+    if (!std::isfinite(m)) return bad_model("preprocess: mean values must be finite numbers");
   for (float s : p.std)
-    if (!(s > 0)) return bad_model("preprocess: std values must be positive");
+    if (!(s > 0) || !std::isfinite(s)) return bad_model("preprocess: std values must be finite and positive");
   if (p.resize_shorter < 1 || p.crop_h < 1 || p.crop_w < 1 || p.resize_shorter > 65536 || p.crop_h > 65536 ||
       p.crop_w > 65536)
     return bad_model("preprocess: resize/crop sizes out of range");
@@ -168,8 +203,51 @@ Status check_metadata(const Graph& g) {
   if (in.rank != 4 || in[0] != kDynamicDim || in[1] < 1 || in[2] < 1 || in[3] < 1)
     return bad_model("graph input must be [B,C,H,W] with a dynamic batch, got " + in.str());
   if (in[1] != p.channels || in[2] != p.crop_h || in[3] != p.crop_w)
-    return bad_model("preprocess produces " + std::to_string(p.channels) + "x" + std::to_string(p.crop_h) + "x" +
-                     std::to_string(p.crop_w) + " but the graph input is " + in.str());
+    return bad_model("preprocess produces " + std::to_string(p.channels) + "x" + std::to_string(p.crop_h) +
+                     "x" + std::to_string(p.crop_w) + " but the graph input is " + in.str());
+  return Status::Ok();
+}
+
+// What `run` can honestly serve: one float32 output [B, classes] computed by an op (not a constant nor the
+// input), float32 everywhere an op reads or writes (the only dtype this build computes), finite weights, and
+// either no labels or one per class.
+Status check_runnable(const Graph& g) {
+  if (g.outputs.size() != 1)
+    return bad_model("expected exactly one graph output (the logits), got " +
+                     std::to_string(g.outputs.size()));
+  const int32_t out = g.outputs[0];
+  const Tensor& ot = g.tensors[out];
+  if (ot.is_constant)
+    return bad_model("graph output '" + ot.name + "' is a constant, not computed from the input");
+  if (out == g.inputs[0]) return bad_model("graph output '" + ot.name + "' is the graph input itself");
+  if (ot.shape.rank != 2 || ot.shape[0] != kDynamicDim)
+    return bad_model("graph output '" + ot.name + "' must be the logits [B,classes], got " + ot.shape.str());
+  const int64_t classes = ot.shape[1];
+  const auto& labels = g.metadata.labels;
+  if (!labels.empty() && static_cast<int64_t>(labels.size()) != classes)
+    return bad_model("the model has " + std::to_string(labels.size()) + " labels for " +
+                     std::to_string(classes) + " classes");
+  std::vector<bool> used(g.tensors.size(), false);
+  for (const Node& n : g.nodes) {
+    for (int32_t t : n.inputs)
+      if (t != kAbsent) used[t] = true;
+    for (int32_t t : n.outputs) used[t] = true;
+  }
+  used[g.inputs[0]] = used[out] = true;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const Tensor& t = g.tensors[i];
+    if (!used[i]) continue;
+    if (t.dtype != DType::kFloat32)
+      return bad_model("tensor #" + std::to_string(i) + " '" + t.name + "' is " + dtype_name(t.dtype) +
+                       ", but this build computes in float32 only");
+    if (!t.is_constant) continue;
+    const float* w = reinterpret_cast<const float*>(t.constant.data);
+    const size_t n = t.constant.size / sizeof(float);
+    for (size_t k = 0; k < n; ++k)
+      if (!std::isfinite(w[k]))
+        return bad_model("weight '" + t.name + "' holds " + std::to_string(w[k]) + " at element " +
+                         std::to_string(k) + "; weights must be finite");
+  }
   return Status::Ok();
 }
 
@@ -177,12 +255,14 @@ Status load_verified(const std::shared_ptr<MappedFile>& file, const std::string&
                      std::shared_ptr<const Model>* out) {
   const uint8_t* data = file->data();
   const size_t size = file->size();
-  if (size < 12) return bad_model("file is too small (" + std::to_string(size) + " bytes) to be a vitrt model");
+  if (size < 12)
+    return bad_model("file is too small (" + std::to_string(size) + " bytes) to be a vitrt model");
   if (!fb::SizePrefixedModelBufferHasIdentifier(data)) {
     std::string got(reinterpret_cast<const char*>(data) + 8, 4);
     for (char& c : got)
       if (c < 32 || c > 126) c = '?';
-    return bad_model("not a vitrt model: file identifier is '" + got + "', expected '" + kFileIdentifier + "'");
+    return bad_model("not a vitrt model: file identifier is '" + got + "', expected '" + kFileIdentifier +
+                     "'");
   }
   uint32_t fb_len;
   std::memcpy(&fb_len, data, 4);
@@ -220,6 +300,7 @@ Status load_verified(const std::shared_ptr<MappedFile>& file, const std::string&
   VITRT_RETURN_IF_ERROR(g.validate_structure());
   VITRT_RETURN_IF_ERROR(check_metadata(g));
   VITRT_RETURN_IF_ERROR(resolve_activation_shapes(&g));
+  VITRT_RETURN_IF_ERROR(check_runnable(g));
   *out = std::move(model);
   return Status::Ok();
 }

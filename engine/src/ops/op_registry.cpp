@@ -58,8 +58,8 @@ Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src,
   if (!schema) return unsupported("unknown op type " + std::to_string(static_cast<int32_t>(node.type)));
   if (node.version < 1 || node.version > schema->max_version)
     return unsupported(std::string(schema->name) + " version " + std::to_string(node.version) +
-                       " is not supported (this build knows versions 1.." + std::to_string(schema->max_version) +
-                       ")");
+                       " is not supported (this build knows versions 1.." +
+                       std::to_string(schema->max_version) + ")");
   if (num_src < schema->min_inputs || num_src > schema->max_inputs)
     return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->min_inputs) + ".." +
                      std::to_string(schema->max_inputs) + " inputs, got " + std::to_string(num_src));
@@ -68,8 +68,17 @@ Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src,
     return bad_model(std::string(schema->name) + " expects " + std::to_string(schema->min_outputs) + ".." +
                      std::to_string(schema->max_outputs) + " outputs, got " + std::to_string(num_dst));
   for (int i = 0; i < schema->min_inputs; ++i)
-    if (!src[i]) return bad_model(std::string(schema->name) + ": required input " + std::to_string(i) + " is absent");
-  return schema->infer(node, src, num_src, dst);
+    if (!src[i])
+      return bad_model(std::string(schema->name) + ": required input " + std::to_string(i) + " is absent");
+  VITRT_RETURN_IF_ERROR(schema->infer(node, src, num_src, dst));
+  // One check for every op: no inference result, however its arithmetic went, reaches the planner unless it
+  // is a shape the arena can hold (positive dims, at most kMaxTensorElements elements).
+  for (int o = 0; o < num_dst; ++o) {
+    const std::string why = shape_violation(dst[o]);
+    if (!why.empty())
+      return bad_model(std::string(schema->name) + " output " + std::to_string(o) + ": " + why);
+  }
+  return Status::Ok();
 }
 
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {

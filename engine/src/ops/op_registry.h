@@ -35,6 +35,11 @@ std::string describe_node(const Node& node, size_t index);
 // Numpy-style broadcast of two shapes; false when incompatible.
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
 
+// Output length of a convolution along one axis (symmetric zero padding `pad` on each side), in checked
+// int64; false when an argument is out of range, the arithmetic overflows or the dilated kernel does not fit.
+bool conv_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                      int64_t* out);
+
 // Normalises a possibly negative axis into [0, rank); false when out of range.
 bool normalize_axis(int64_t axis, int rank, int* out);
 

@@ -2,9 +2,12 @@
 // Copyright the vitrt authors.
 #include "runtime/session.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -20,10 +23,24 @@ namespace {
 constexpr uint64_t kAlignment = 64;  // AVX-512 loads
 constexpr uint64_t kOverread = 64;   // kernels may read up to one vector past a tensor's end
 
+// Shapes reaching the session passed shape inference, which bounds them by kMaxTensorElements, so the product
+// fits; an invalid shape reads as "larger than any limit" rather than as 0 bytes.
 uint64_t tensor_bytes(const Tensor& t, const Shape& s) {
   int64_t n = 0;
-  if (!checked_numel(s, &n)) return 0;
+  if (!checked_numel(s, &n)) return UINT64_MAX / 2;
   return static_cast<uint64_t>(n) * dtype_size(t.dtype);
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+std::string gib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return buf;
 }
 
 }  // namespace
@@ -173,6 +190,21 @@ Status Session::plan(const SessionOptions& options) {
   for (size_t i = 0; i < nt; ++i)
     if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[root[i]];
 
+  const uint64_t limit = options.max_memory_bytes ? options.max_memory_bytes : physical_memory_bytes();
+  const uint64_t planned = ap.peak + workspace + memory_.persistent_bytes;  // each bounded far below 2^63
+  if (planned > limit) {
+    size_t largest = 0;
+    for (size_t i = 0; i < nt; ++i)
+      if (placements_[i].arena == ArenaKind::kActivations &&
+          placements_[i].bytes > placements_[largest].bytes)
+        largest = i;
+    return out_of_memory("the plan at batch " + std::to_string(options.max_batch) + " needs " + gib(planned) +
+                         " (activations " + gib(ap.peak) + ", workspace " + gib(workspace) +
+                         "), more than the session's memory limit of " + gib(limit) +
+                         (options.max_memory_bytes ? "" : " (this machine's memory)") +
+                         "; its largest tensor is '" + g.tensors[largest].name + "' " +
+                         max_shapes_[largest].str() + " (" + gib(placements_[largest].bytes) + ")");
+  }
   VITRT_RETURN_IF_ERROR(activations_.allocate(ap.peak, kAlignment, "activation"));
   VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace + kOverread, kAlignment, "workspace"));
   // Weights the planned graph reads (after fusion, constants only the plain-op form used are not counted).

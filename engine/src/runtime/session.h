@@ -33,6 +33,9 @@ struct SessionOptions {
   bool guard_arena = false;
   // Accumulates each step's wall time across runs (step_seconds()); two clock reads per step, no allocation.
   bool profile = false;
+  // The most memory the session may plan (activation, workspace and persistent arenas together); 0 means this
+  // machine's physical memory. A model needing more is refused at creation, naming its largest tensor.
+  uint64_t max_memory_bytes = 0;
   // Overrides `backend` with a caller-made backend (embedders' own backends; tests' faulty kernels).
   std::function<std::unique_ptr<Backend>()> backend_factory;
 };

@@ -94,9 +94,9 @@ class FuseConvMlpPass final : public Pass {
            tokens[1] == hidden[1] && image.rank == 4 && image[0] == hidden[0] && mid.rank == 3 &&
            mid[0] == hidden[0] && tokens[1] >= 2 * tokens[2] && a.stride_h == 1 && a.stride_w == 1 &&
            a.dilation_h == 1 && a.dilation_w == 1 && w.rank == 4 && w[0] == ch && w[1] == 1 &&
-           w[2] == 2 * a.pad_h + 1 && w[3] == 2 * a.pad_w + 1 && tokens.rank == 3 && image.rank == 4 &&
-           image[3] == ch && image[1] * image[2] == tokens[1] && mid.rank == 3 && mid[1] == tokens[1] &&
-           mid[2] == ch && g.tensors[conv.outputs[0]].shape == image;
+           w[2] == 2 * int64_t{a.pad_h} + 1 && w[3] == 2 * int64_t{a.pad_w} + 1 && tokens.rank == 3 &&
+           image.rank == 4 && image[3] == ch && image[1] * image[2] == tokens[1] && mid.rank == 3 &&
+           mid[1] == tokens[1] && mid[2] == ch && g.tensors[conv.outputs[0]].shape == image;
   }
 };
 

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Crafted model files that every earlier check let through: sizes that overflow in shape inference, a padding
+// whose int32 doubling changed the output size, graphs `run` cannot honestly serve, and plans larger than the
+// session may allocate. Each is refused at load (or session creation) with a message naming the op or tensor.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+#include "file_checksum.h"
+#include "loader/model_loader.h"
+#include "model_writer.h"
+#include "runtime/session.h"
+#include "unit/test_graphs.h"
+#include "vitrt.h"
+#include "vitrt_generated.h"
+
+using namespace vitrt;
+
+namespace {
+
+// Loads file bytes through the public loader (64-byte aligned copy, as the loader requires).
+Status load_bytes(const std::vector<uint8_t>& b, std::shared_ptr<const Model>* out = nullptr) {
+  const size_t cap = (b.size() + 63) / 64 * 64 + 64;
+  uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(64, cap));
+  std::memcpy(p, b.data(), b.size());
+  auto owner = std::shared_ptr<uint8_t>(p, std::free);
+  std::shared_ptr<const Model> m;
+  Status st = load_model_from_memory(p, b.size(), &m);
+  if (out) {
+    // Keep the bytes alive with the model: a copy of the model that also holds the buffer.
+    *out = std::shared_ptr<const Model>(m.get(), [m, owner](const Model*) {});
+  }
+  return st;
+}
+
+std::vector<uint8_t> bytes_of(const Graph& g) {
+  std::vector<uint8_t> b;
+  REQUIRE(write_model_memory(g, &b).ok());
+  return b;
+}
+
+// Edits the header through the mutable FlatBuffers API and re-stamps the CRC, so that the semantic checks
+// (not the checksum) must catch the problem, as with a file an attacker wrote.
+std::vector<uint8_t> edited(std::vector<uint8_t> b, const std::function<void(fb::Model*)>& edit) {
+  fb::Model* m = fb::GetMutableSizePrefixedModel(b.data());
+  edit(m);
+  FileChecksum crc(static_cast<size_t>(crc32_field_address(m) - b.data()));
+  crc.update(b.data(), b.size());
+  m->mutate_crc32(crc.value());
+  return b;
+}
+
+void expect_refused(const std::vector<uint8_t>& b, const char* fragment) {
+  Status st = load_bytes(b);
+  CHECK_FALSE(st.ok());
+  CHECK(st.code() == StatusCode::kBadModel);
+  CHECK_MESSAGE(st.message().find(fragment) != std::string::npos, "message: " << st.message());
+}
+
+// image [B,3,8,8] -> `body` (which returns its output tensor) -> Reshape [B,-1] -> Linear -> logits [B,K].
+// Writing does no shape inference, so the writer stores whatever the body declares.
+Graph image_graph(const std::function<int32_t(Graph&, int32_t)>& body, int64_t head_in, int64_t classes = 4) {
+  Graph g;
+  const int32_t x = g.add_activation("image", Shape{kDynamicDim, 3, 8, 8});
+  g.inputs = {x};
+  const int32_t y = body(g, x);
+  const int32_t flat = g.add_activation("flat", Shape());
+  g.add_node(OpType::kReshape, ReshapeAttrs{{0, -1}}, {y}, {flat}, "flatten");
+  const int32_t logits = g.add_activation("logits", Shape());
+  const Shape ws{classes, head_in};
+  g.add_node(OpType::kLinear, LinearAttrs{},
+             {flat, g.add_constant("head.w", ws, test::pseudo_random(ws.numel(), 3)), kAbsent}, {logits},
+             "head");
+  g.outputs = {logits};
+  g.metadata.preprocess.resize_shorter = 8;
+  g.metadata.preprocess.crop_h = g.metadata.preprocess.crop_w = 8;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("hostile model: a Reshape whose target product wraps modulo 2^64 is refused, naming the op") {
+  // [1,3,8,8] (192 elements) -> [B, 2^62+48, 4]: (2^62+48)*4 = 2^64+192, which wrapped to exactly the element
+  // count at every batch, so the old check `numel == total` passed and Softmax ran over 2^62 rows.
+  const int64_t huge = (int64_t{1} << 62) + 48;
+  Graph g = image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t r = gr.add_activation("wrapped", Shape());
+        gr.add_node(OpType::kReshape, ReshapeAttrs{{0, huge, 4}}, {x}, {r}, "wrap");
+        const int32_t s = gr.add_activation("soft", Shape());
+        gr.add_node(OpType::kSoftmax, SoftmaxAttrs{-1}, {r}, {s}, "softmax");
+        return s;
+      },
+      192);
+  expect_refused(bytes_of(g), "Reshape");
+  expect_refused(bytes_of(g), "'wrap'");
+}
+
+TEST_CASE(
+    "hostile model: AdaptiveAvgPool2d to (2^31-1)^2 is refused instead of getting a 0-byte arena slot") {
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t p = gr.add_activation("pooled", Shape());
+        gr.add_node(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{2147483647, 2147483647}, {x}, {p},
+                    "pool");
+        return p;
+      },
+      3);
+  expect_refused(bytes_of(g), "AdaptiveAvgPool2d");
+  expect_refused(bytes_of(g), "per-tensor limit");
+}
+
+TEST_CASE("hostile model: any op output above the per-tensor limit is refused at load, every batch") {
+  // 2^16 x 2^16 per channel is 3 * 2^32 elements: no overflow anywhere, only the limit.
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t p = gr.add_activation("pooled", Shape());
+        gr.add_node(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{65536, 65536}, {x}, {p}, "pool");
+        return p;
+      },
+      3);
+  expect_refused(bytes_of(g), "per-tensor limit");
+}
+
+TEST_CASE("hostile model: Conv2d padding near INT32_MAX gives the true output size, not a wrapped one") {
+  // pad = stride = 2^31-1 on an 8x8 image with a 4x4 kernel: PyTorch gives 3x3 (row 1 starts at padded row
+  // 2^31-1, the first image row). `2 * pad` in int32 wrapped to -2 and gave 1x1, a map that ignored the
+  // image.
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t c = gr.add_activation("conv", Shape());
+        Conv2dAttrs a;
+        a.stride_h = a.stride_w = a.pad_h = a.pad_w = 2147483647;
+        gr.add_node(OpType::kConv2d, a,
+                    {x, gr.add_constant("c.w", Shape{2, 3, 4, 4}, test::pseudo_random(96, 1)), kAbsent}, {c},
+                    "conv");
+        return c;
+      },
+      2 * 3 * 3);
+  std::shared_ptr<const Model> m;
+  Status st = load_bytes(bytes_of(g), &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const Graph& lg = m->graph;
+  CHECK(lg.tensors[lg.nodes[0].outputs[0]].shape == Shape{kDynamicDim, 2, 3, 3});
+  // And the logits depend on the image (the centre output pixel sees image rows and columns 0..3).
+  SessionOptions so;
+  so.backend = "ref";
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::create(m, so, &s).ok());
+  std::vector<float> img(192, 0.0f), out0(4), out1(4);
+  REQUIRE(s->run(img.data(), 1, out0.data(), out0.size()).ok());
+  img[0] = 1.0f;
+  REQUIRE(s->run(img.data(), 1, out1.data(), out1.size()).ok());
+  CHECK(out0 != out1);
+}
+
+TEST_CASE("hostile model: Conv2d padding that would hold more than the limit is refused, naming the op") {
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t c = gr.add_activation("conv", Shape());
+        Conv2dAttrs a;
+        a.pad_h = a.pad_w = 1073741824;  // 2^30: 2*pad overflowed int32 to INT32_MIN
+        gr.add_node(OpType::kConv2d, a,
+                    {x, gr.add_constant("c.w", Shape{2, 3, 4, 4}, test::pseudo_random(96, 1)), kAbsent}, {c},
+                    "conv");
+        return c;
+      },
+      2);
+  expect_refused(bytes_of(g), "Conv2d");
+}
+
+TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {
+  const Graph good = test::tiny_classifier();
+  REQUIRE(load_bytes(bytes_of(good)).ok());
+  SUBCASE("the output is a constant") {
+    Graph g = good;
+    for (size_t i = 0; i < g.tensors.size(); ++i)
+      if (g.tensors[i].name == "head.w") g.outputs = {static_cast<int32_t>(i)};
+    expect_refused(bytes_of(g), "constant");
+  }
+  SUBCASE("the output is the graph input") {
+    Graph g = good;
+    g.outputs = {g.inputs[0]};
+    expect_refused(bytes_of(g), "graph input");
+  }
+  SUBCASE("the output has a dtype run cannot produce") {
+    Graph g = good;
+    g.tensors[g.outputs[0]].dtype = DType::kInt8;
+    expect_refused(bytes_of(g), "int8");
+  }
+  SUBCASE("an activation has a dtype the kernels do not compute") {
+    Graph g = good;
+    g.tensors[g.nodes[0].outputs[0]].dtype = DType::kInt64;
+    expect_refused(bytes_of(g), "int64");
+  }
+  SUBCASE("more labels than classes") {
+    Graph g = good;
+    g.metadata.labels.push_back("f");
+    expect_refused(bytes_of(g), "6 labels for 5 classes");
+  }
+  SUBCASE("NaN mean, infinite std, zero std") {
+    Graph g = good;
+    g.metadata.preprocess.mean[1] = std::numeric_limits<float>::quiet_NaN();
+    expect_refused(bytes_of(g), "mean");
+    g = good;
+    g.metadata.preprocess.std[2] = std::numeric_limits<float>::infinity();
+    expect_refused(bytes_of(g), "std");
+    g = good;
+    g.metadata.preprocess.std[0] = 0.0f;
+    expect_refused(bytes_of(g), "std");
+  }
+  SUBCASE("a NaN or infinite weight") {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      Graph g = good;
+      for (Tensor& t : g.tensors)
+        if (t.name == "qkv.w") {
+          std::vector<float> v(reinterpret_cast<const float*>(t.constant.data),
+                               reinterpret_cast<const float*>(t.constant.data) + t.constant.size / 4);
+          v[17] = bad;
+          auto storage = std::make_shared<std::vector<float>>(v);
+          t.constant.data = reinterpret_cast<const uint8_t*>(storage->data());
+          t.constant.owner = storage;
+        }
+      expect_refused(bytes_of(g), "qkv.w");
+      expect_refused(bytes_of(g), "element 17");
+    }
+  }
+  SUBCASE("two outputs, of which run would return only the first") {
+    Graph g = good;
+    g.outputs.push_back(g.nodes[0].outputs[0]);
+    expect_refused(bytes_of(g), "exactly one graph output");
+  }
+}
+
+TEST_CASE("hostile model: weight buffers that share bytes are refused") {
+  const std::vector<uint8_t> b = bytes_of(test::tiny_classifier());
+  expect_refused(edited(b,
+                        [](fb::Model* m) {
+                          auto* bufs = m->mutable_buffers();
+                          // Buffer 2 starts inside buffer 1 (both stay aligned and inside the file).
+                          const_cast<fb::Buffer*>(bufs->Get(2))->mutate_offset(bufs->Get(1)->offset());
+                        }),
+                 "overlaps");
+}
+
+TEST_CASE("hostile model: a graph with more ops than the limit is refused before planning") {
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        int32_t t = x;
+        for (int i = 0; i < 70000; ++i) {
+          const int32_t r = gr.add_activation("r" + std::to_string(i), Shape());
+          gr.add_node(OpType::kRelu, NoAttrs{}, {t}, {r}, "relu");
+          t = r;
+        }
+        return t;
+      },
+      192);
+  expect_refused(bytes_of(g), "more than the limit");
+}
+
+TEST_CASE("hostile model: a plan larger than the session's memory limit fails creation, naming the tensor") {
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(test::tiny_classifier()), &m).ok());
+  SessionOptions so;
+  so.backend = "ref";
+  so.max_batch = 64;
+  so.max_memory_bytes = 4096;
+  std::unique_ptr<Session> s;
+  Status st = Session::create(m, so, &s);
+  CHECK(st.code() == StatusCode::kOutOfMemory);
+  CHECK_MESSAGE(st.message().find("memory limit") != std::string::npos, st.message());
+  CHECK_MESSAGE(st.message().find("largest tensor is '") != std::string::npos, st.message());
+  so.max_memory_bytes = 0;  // the machine's memory: plenty for this model
+  CHECK(Session::create(m, so, &s).ok());
+}
+
+TEST_CASE("hostile model: C API options from an older, shorter struct keep the new fields' defaults") {
+  // The old code copied sizeof(vitrt_session_options_t) bytes from the caller whatever struct_size said.
+  std::vector<uint8_t> b = bytes_of(test::tiny_classifier());
+  const size_t cap = (b.size() + 63) / 64 * 64;
+  uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(64, cap));
+  std::memcpy(p, b.data(), b.size());
+  vitrt_model_t* model = nullptr;
+  REQUIRE(vitrt_model_load_from_memory(p, b.size(), &model) == VITRT_OK);
+  struct {
+    vitrt_session_options_t o;
+    unsigned char poison[64];
+  } short_opts;
+  std::memset(&short_opts, 0xff, sizeof short_opts);
+  short_opts.o = vitrt_session_default_options();
+  short_opts.o.max_memory_bytes = 1;  // beyond the struct_size below: must be ignored
+  short_opts.o.struct_size = offsetof(vitrt_session_options_t, max_memory_bytes);
+  vitrt_session_t* s = nullptr;
+  CHECK_MESSAGE(vitrt_session_create(model, &short_opts.o, &s) == VITRT_OK, vitrt_last_error_message());
+  vitrt_session_free(s);
+  vitrt_model_free(model);
+  std::free(p);
+}

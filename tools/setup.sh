@@ -5,6 +5,7 @@
 #   tools/setup.sh            build + test dependencies
 #   tools/setup.sh --build    build dependencies only (what tools/demo.sh needs)
 #   tools/setup.sh --bench    build + test dependencies and what bench/compare.sh's peers need to run at their best
+#   tools/setup.sh --fuzz     build dependencies and the clang/libFuzzer that tools/fuzz.sh builds with
 set -euo pipefail
 
 packages=(
@@ -26,11 +27,19 @@ bench_packages=(
   libopenblas0-openmp                        # PyTorch's tuned configuration (../shared/docs/TOOLCHAIN.md): without it
                                              # Debian's torch falls back to the reference BLAS, 10-40x slower
 )
-if [ "${1:-}" != "--build" ]; then
+fuzz_packages=(
+  clang-16 libfuzzer-16-dev libclang-rt-16-dev  # libFuzzer and the ASan/UBSan runtimes (tools/fuzz.sh)
+  libomp-16-dev                              # clang's OpenMP (the x86 backend's loops; gcc's is libgomp)
+  llvm-16                                    # llvm-symbolizer: sanitizer stacks with file:line
+)
+if [ "${1:-}" != "--build" ] && [ "${1:-}" != "--fuzz" ]; then
   packages+=("${test_packages[@]}")
 fi
 if [ "${1:-}" = "--bench" ]; then
   packages+=("${bench_packages[@]}")
+fi
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=("${fuzz_packages[@]}")
 fi
 
 missing=()

@@ -1,10 +1,54 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds into build/, runs every test (ctest).
+#   tools/test.sh                 Release build in build/, every test
+#   tools/test.sh --sanitize [CTEST_ARGS...]
+#                                 the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (and
+#                                 LeakSanitizer) in build-sanitize/; any report fails its test. CTEST_ARGS (e.g.
+#                                 -R 'unit|hostile') select tests.
+#   tools/test.sh --tsan          ThreadSanitizer build in build-tsan/ of what the C API test needs, then that
+#                                 test (tests/capi) and the fuzz_regressions replay
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
-tools/build.sh -DVITRT_BUILD_TESTS=ON
+mode=${1:-}
 jobs=$(nproc 2>/dev/null || echo 2)
-cd build
-ctest --output-on-failure -j"$jobs" --timeout 1800
+tools/setup.sh
+
+if [ -z "$mode" ]; then
+  tools/build.sh -DVITRT_BUILD_TESTS=ON
+  cd build
+  ctest --output-on-failure -j"$jobs" --timeout 1800
+  exit 0
+fi
+
+shift
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+# Sanitizer reports end the process with a non-zero status (the test fails) and print a symbolised stack.
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+case $mode in
+  --sanitize)
+    build=build-sanitize
+    cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DVITRT_BUILD_TESTS=ON -DVITRT_SANITIZE=address,undefined \
+      "${launcher[@]}"
+    cmake --build $build -j"$jobs"
+    # Python fixtures run the uninstrumented /usr/bin/python3: the sanitizer runtime is not preloaded there.
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+    cd $build
+    ctest --output-on-failure -j"$jobs" --timeout 1800 "$@"
+    ;;
+  --tsan)
+    build=build-tsan
+    cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DVITRT_BUILD_TESTS=ON -DVITRT_SANITIZE=thread "${launcher[@]}"
+    cmake --build $build -j"$jobs" --target vitrt-convert vitrt_capi_example vitrt_fuzz_replay
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+    cd $build
+    ctest --output-on-failure -j"$jobs" --timeout 1800 -R '^(capi|fuzz_regressions)$' "$@"
+    ;;
+  *)
+    echo "usage: tools/test.sh [--sanitize [CTEST_ARGS...] | --tsan]" >&2
+    exit 1
+    ;;
+esac

@@ -2,10 +2,17 @@
 // Copyright the vitrt authors.
 #include "model_writer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <new>
 
 #include "file_checksum.h"
 #include "format_version.h"
@@ -15,7 +22,9 @@
 namespace vitrt {
 namespace {
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+size_t align_up(size_t v, size_t a) {
+  return (v + a - 1) / a * a;
+}
 
 struct Layout {
   std::vector<int32_t> buffer_of_tensor;  // 0 for activations
@@ -44,7 +53,8 @@ Layout plan_data_section(const Graph& g) {
 }
 
 // Builds the flatbuffer with buffer offsets relative to `data_start`.
-void build_flatbuffer(const Graph& g, const Layout& l, uint64_t data_start, flatbuffers::FlatBufferBuilder* fbb) {
+void build_flatbuffer(const Graph& g, const Layout& l, uint64_t data_start,
+                      flatbuffers::FlatBufferBuilder* fbb) {
   fbb->Clear();
   fbb->ForceDefaults(true);  // same size whatever the values, so the two-pass layout is stable
   // Operator codes: one per (type, version) in order of first use.
@@ -79,7 +89,8 @@ void build_flatbuffer(const Graph& g, const Layout& l, uint64_t data_start, flat
                                fbb->CreateVector(g.inputs), fbb->CreateVector(g.outputs));
   std::vector<fb::Buffer> buffers;
   buffers.emplace_back(0, 0);  // the empty sentinel
-  for (size_t b = 1; b < l.rel_offset.size(); ++b) buffers.emplace_back(data_start + l.rel_offset[b], l.size[b]);
+  for (size_t b = 1; b < l.rel_offset.size(); ++b)
+    buffers.emplace_back(data_start + l.rel_offset[b], l.size[b]);
 
   const ModelMetadata& m = g.metadata;
   std::vector<flatbuffers::Offset<flatbuffers::String>> labels;
@@ -112,7 +123,8 @@ Status check_writable(const Graph& g) {
 }
 
 // Hands each piece of the file after the flatbuffer (zero gaps and weights) to `emit`, in file order.
-bool emit_data(const Graph& g, const Layout& l, uint64_t gap_before_data, const std::function<bool(const void*, size_t)>& emit) {
+bool emit_data(const Graph& g, const Layout& l, uint64_t gap_before_data,
+               const std::function<bool(const void*, size_t)>& emit) {
   static const uint8_t kZeros[kDataAlignment] = {};
   if (!emit(kZeros, gap_before_data)) return false;
   uint64_t pos = 0;
@@ -161,19 +173,160 @@ Status write_model_memory(const Graph& graph, std::vector<uint8_t>* out) {
   });
 }
 
-Status write_model_file(const Graph& graph, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return io_error("cannot create '" + tmp + "': " + std::strerror(errno));
-  Status st = emit_file(graph, [f](const void* p, size_t n) { return n == 0 || std::fwrite(p, 1, n, f) == n; });
-  if (std::fclose(f) != 0 && st.ok()) st = io_error("cannot close '" + tmp + "'");
-  if (st.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    st = io_error("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
-  if (!st.ok()) {
-    std::remove(tmp.c_str());
-    return st.with_context("writing '" + path + "'");
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// Ok when `path` does not exist or is a regular file (checked without following a symlink).
+Status check_target(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return io_error("cannot inspect '" + path + "': " + std::strerror(errno));
   }
+  if (S_ISREG(st.st_mode)) return Status::Ok();
+  return invalid_argument("'" + path + "' exists and is " + file_kind(st.st_mode) +
+                          ", not a regular file; refusing to replace it");
+}
+
+uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// A temporary this process created (O_EXCL); removed when destroyed unless released. It is the only file the
+// writer ever removes.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    close_fd();
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  // Creates "<dir>.<base>.<random>.tmp" next to the target. The names are unpredictable, and
+  // O_EXCL|O_NOFOLLOW refuses anything already there (a planted file or symlink) instead of writing through
+  // it; the mode is 0666 less the umask, as for any new file.
+  Status create(const std::string& dir, const std::string& base) {
+    static std::atomic<uint64_t> counter{0};
+    const uint64_t seed =
+        mix64(static_cast<uint64_t>(::getpid()) << 32 ^
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+              reinterpret_cast<uintptr_t>(this));
+    static const char* hex = "0123456789abcdef";
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      uint64_t r = mix64(seed + counter.fetch_add(1) * 0x2545F4914F6CDD1Dull);
+      std::string name = dir + "." + base.substr(0, 200) + ".";
+      for (int k = 0; k < 12; ++k, r >>= 4) name += hex[r & 15];
+      name += ".tmp";
+      const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        fd_ = fd;
+        path_ = name;
+        return Status::Ok();
+      }
+      if (errno != EEXIST)
+        return io_error("cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) +
+                        "': " + std::strerror(errno));
+    }
+    return io_error("cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) +
+                    "': every name tried exists");
+  }
+
+  bool write(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, b, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error_ = w < 0 ? errno : ENOSPC;
+        return false;
+      }
+      b += w;
+      n -= static_cast<size_t>(w);
+    }
+    return true;
+  }
+
+  // Flushes to disk and closes; false (errno set) on failure.
+  bool finish() {
+    if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) return false;  // EINVAL: no fsync (pipes..)
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+  // Moves the file to `target`; from then on it is no longer ours to remove.
+  bool rename_to(const std::string& target) {
+    if (std::rename(path_.c_str(), target.c_str()) != 0) return false;
+    path_.clear();
+    return true;
+  }
+
+  const std::string& path() const { return path_; }
+  int write_error() const { return error_; }
+
+ private:
+  void close_fd() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+  int error_ = 0;
+  std::string path_;
+};
+
+Status write_checked(const Graph& graph, const std::string& path, const ModelFileCheck& check) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..")
+    return invalid_argument("'" + path + "' names a directory, not a file");
+  VITRT_RETURN_IF_ERROR(check_target(path));  // fail before the work when the target is unusable
+  TempFile tmp;
+  VITRT_RETURN_IF_ERROR(tmp.create(dir, base));
+  Status st = emit_file(graph, [&tmp](const void* p, size_t n) { return tmp.write(p, n); });
+  if (!st.ok() && tmp.write_error())
+    return io_error("cannot write '" + tmp.path() + "' (removed): " + std::strerror(tmp.write_error()));
+  VITRT_RETURN_IF_ERROR(st);
+  if (!tmp.finish()) return io_error("cannot write '" + tmp.path() + "' (removed): " + std::strerror(errno));
+  if (check) {
+    st = check(tmp.path());
+    if (!st.ok())
+      return st.with_context("the written model ('" + tmp.path() + "', now removed) does not verify");
+  }
+  VITRT_RETURN_IF_ERROR(check_target(path));  // it may have changed while the model was written
+  if (!tmp.rename_to(path))
+    return io_error("cannot rename '" + tmp.path() + "' to '" + path + "': " + std::strerror(errno));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status check_model_output_path(const std::string& path) {
+  return check_target(path);
+}
+
+Status write_model_file(const Graph& graph, const std::string& path, const ModelFileCheck& check) {
+  Status st;
+  try {
+    st = write_checked(graph, path, check);
+  } catch (const std::bad_alloc&) {
+    st = out_of_memory("out of memory");
+  }
+  return st.with_context("writing '" + path + "'");
 }
 
 }  // namespace vitrt

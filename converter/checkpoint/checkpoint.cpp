@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 
+#include "checkpoint/read_limits.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_zip.h"
 
@@ -61,6 +62,9 @@ Status sniff(const std::string& path, Format* format, std::string* head_hex) {
 
 Status load(const std::string& path, Checkpoint* out) {
   if (!little_endian_host()) return unsupported("checkpoint reading needs a little-endian host");
+  uint64_t size = 0;
+  VITRT_RETURN_IF_ERROR(
+      regular_file_size(path, &size));  // never open a FIFO or device: it would block or never end
   Format format;
   std::string head;
   VITRT_RETURN_IF_ERROR(sniff(path, &format, &head));

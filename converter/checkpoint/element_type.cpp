@@ -7,7 +7,9 @@
 namespace vitrt::convert {
 namespace {
 
-constexpr int64_t kMaxElements = int64_t{1} << 34;  // 64 GiB of float32: far beyond any vision checkpoint
+// A hard cap on one tensor's element count (64 GiB of float32: far beyond any vision checkpoint); the
+// readers' ExpansionBudget (read_limits.h) is the real, file-size-bound limit.
+constexpr int64_t kMaxElements = int64_t{1} << 34;
 
 const ElementInfo kF32{ElementType::kF32, 4, "float32", DType::kFloat32};
 const ElementInfo kF16{ElementType::kF16, 2, "float16", DType::kFloat16};
@@ -135,7 +137,10 @@ bool element_from_safetensors(const std::string& c, ElementInfo* out) {
   return true;
 }
 
-Status check_view(const StridedView& v, int64_t storage_numel, int64_t* numel) {
+Status check_view(const StridedView& v, int64_t storage_numel, int64_t* numel, int64_t* end) {
+  int64_t unused_end = 0;
+  if (!end) end = &unused_end;
+  *end = 0;
   if (v.size.size() != v.stride.size()) return bad_input("size and stride have different ranks");
   if (v.size.size() > 16) return bad_input("tensor rank " + std::to_string(v.size.size()) + " is too high");
   int64_t n = 1;
@@ -161,6 +166,7 @@ Status check_view(const StridedView& v, int64_t storage_numel, int64_t* numel) {
   if (last >= storage_numel)
     return bad_input("view (offset " + std::to_string(v.offset) + ") reaches past the end of its storage (" +
                      std::to_string(storage_numel) + " elements)");
+  *end = last + 1;
   return Status::Ok();
 }
 

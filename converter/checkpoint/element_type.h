@@ -34,8 +34,11 @@ struct StridedView {
 };
 
 // Checks that every element of `view` lies inside a storage of `storage_numel` elements and that the element
-// count is sane; sets *numel.
-Status check_view(const StridedView& view, int64_t storage_numel, int64_t* numel);
+// count is at most 2^34; sets *numel and, when given, *end: one past the highest storage index the view reads
+// (0 for an empty view), i.e. how much of the storage must be read. A view may hold more elements than its
+// storage (stride 0, overlapping strides: a legitimate expand()); what that costs is the readers' to limit
+// (read_limits.h).
+Status check_view(const StridedView& view, int64_t storage_numel, int64_t* numel, int64_t* end = nullptr);
 
 // Converts the (already checked) view of `storage` (raw little-endian bytes) into contiguous float32 values.
 void gather_float32(const uint8_t* storage, const ElementInfo& elem, const StridedView& view, int64_t numel,

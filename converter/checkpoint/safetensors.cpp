@@ -8,17 +8,42 @@
 #include <vector>
 
 #include "checkpoint/element_type.h"
+#include "checkpoint/read_limits.h"
 
 namespace vitrt::convert {
 namespace {
-
-constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 
 struct FileCloser {
   void operator()(FILE* f) const {
     if (f) std::fclose(f);
   }
 };
+
+// Refuses JSON nested deeper than kMaxSafetensorsHeaderDepth before it is parsed (a parser would build every
+// level: a deeply nested header costs far more memory than its bytes). Brackets inside strings do not count.
+Status check_nesting(const std::string& json) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxSafetensorsHeaderDepth)
+        return bad_input("safetensors header nests deeper than " +
+                         std::to_string(kMaxSafetensorsHeaderDepth) + " levels (at byte " +
+                         std::to_string(i) + "); the format needs no more");
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return Status::Ok();
+}
 
 Status parse_entry(const std::string& name, const nlohmann::json& info, uint64_t data_bytes,
                    ElementInfo* elem, std::vector<int64_t>* shape, uint64_t* begin, uint64_t* end) {
@@ -57,26 +82,30 @@ Status parse_entry(const std::string& name, const nlohmann::json& info, uint64_t
 }  // namespace
 
 Status load_safetensors(const std::string& path, Checkpoint* out) {
+  uint64_t file_size = 0;
+  VITRT_RETURN_IF_ERROR(regular_file_size(path, &file_size));
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) return io_error("cannot open the file");
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) return io_error("cannot seek");
-  const long file_size = std::ftell(f.get());
   if (file_size < 8) return bad_input("file too short for safetensors");
-  std::rewind(f.get());
+  ExpansionBudget budget(file_size);
   uint8_t len_bytes[8];
   if (std::fread(len_bytes, 1, 8, f.get()) != 8) return io_error("cannot read the safetensors header length");
   uint64_t header_len = 0;
   for (int k = 7; k >= 0; --k) header_len = (header_len << 8) | len_bytes[k];
-  const uint64_t rest = static_cast<uint64_t>(file_size) - 8;
-  if (header_len > rest || header_len > kMaxHeaderBytes)
+  const uint64_t rest = file_size - 8;
+  if (header_len > rest)
     return bad_input("safetensors header length " + std::to_string(header_len) + " exceeds the file (" +
                      std::to_string(file_size) + " bytes): truncated or not a safetensors file");
+  if (header_len > kMaxSafetensorsHeaderBytes)
+    return bad_input("safetensors header length " + std::to_string(header_len) + " exceeds the " +
+                     std::to_string(kMaxSafetensorsHeaderBytes >> 20) + " MiB limit");
   std::string header(static_cast<size_t>(header_len), '\0');
   if (std::fread(header.data(), 1, header.size(), f.get()) != header.size())
     return io_error("cannot read the safetensors header");
   const uint64_t data_bytes = rest - header_len;
   const long data_start = static_cast<long>(8 + header_len);
 
+  VITRT_RETURN_IF_ERROR(check_nesting(header));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(header);
@@ -98,6 +127,10 @@ Status load_safetensors(const std::string& path, Checkpoint* out) {
       std::vector<int64_t> shape;
       uint64_t begin = 0, end = 0;
       VITRT_RETURN_IF_ERROR(parse_entry(name, it.value(), data_bytes, &elem, &shape, &begin, &end));
+      // Entries may overlap (aliases of one range): each costs its bytes and float32 values again.
+      VITRT_RETURN_IF_ERROR(budget.charge(end - begin, "the data of safetensors entry '" + name + "'"));
+      VITRT_RETURN_IF_ERROR(budget.charge((end - begin) / elem.size * sizeof(float),
+                                          "the float32 values of safetensors entry '" + name + "'"));
       std::vector<uint8_t> bytes(static_cast<size_t>(end - begin));
       if (std::fseek(f.get(), data_start + static_cast<long>(begin), SEEK_SET) != 0 ||
           std::fread(bytes.data(), 1, bytes.size(), f.get()) != bytes.size())

@@ -2,9 +2,13 @@
 // Copyright the vitrt authors.
 #include "checkpoint/unpickler.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 #include <unordered_map>
 #include <vector>
+
+#include "checkpoint/read_limits.h"
 
 namespace vitrt::convert::pickle {
 namespace {
@@ -117,6 +121,7 @@ class Unpickler {
         return Status::Ok();
       }
       VITRT_RETURN_IF_ERROR(step(op));
+      if (used_ > kMaxPickleObjectBytes) return too_big();
     }
   }
 
@@ -127,10 +132,26 @@ class Unpickler {
 
   bool need(uint64_t n) const { return n <= size_ - pos_; }
 
+  // Memory accounting: every object, string byte, copied reference and memo entry counts against
+  // kMaxPickleObjectBytes, so a small pickle cannot make the object graph grow without bound (e.g. one
+  // large list copied into a set by a million 5-byte REDUCEs).
+  Status too_big() const {
+    return fail("the unpickled objects would take more than " + std::to_string(kMaxPickleObjectBytes >> 20) +
+                " MiB (a torch.save state_dict needs a tiny fraction of that)");
+  }
+  void count(uint64_t bytes) { used_ += bytes; }
+  // Before copying `n` references of `each` bytes.
+  Status afford(uint64_t n, uint64_t each) {
+    if (n > (kMaxPickleObjectBytes - std::min(used_, kMaxPickleObjectBytes)) / each) return too_big();
+    count(n * each);
+    return Status::Ok();
+  }
+
   Status read_bytes(uint64_t n, std::string* out) {
     if (!need(n))
       return fail("truncated data (needs " + std::to_string(n) + " bytes, " + std::to_string(size_ - pos_) +
                   " left)");
+    count(n);
     out->assign(reinterpret_cast<const char*>(p_ + pos_), static_cast<size_t>(n));
     pos_ += static_cast<size_t>(n);
     return Status::Ok();
@@ -148,14 +169,21 @@ class Unpickler {
     const size_t start = pos_;
     while (pos_ < size_ && p_[pos_] != '\n') ++pos_;
     if (pos_ >= size_) return fail("truncated text argument");
+    count(pos_ - start);
     out->assign(reinterpret_cast<const char*>(p_ + start), pos_ - start);
     ++pos_;
     return Status::Ok();
   }
 
-  Value* make(Kind k) { return arena_->make(k, op_pos_); }
+  Value* make(Kind k) {
+    count(sizeof(Value) + 2 * sizeof(void*));  // the value, its arena slot and the allocator's header
+    return arena_->make(k, op_pos_);
+  }
 
-  void push(Value* v) { stack_.push_back(v); }
+  void push(Value* v) {
+    count(sizeof(Value*));
+    stack_.push_back(v);
+  }
 
   Status pop(Value** v) {
     const size_t floor = marks_.empty() ? 0 : marks_.back();
@@ -185,6 +213,7 @@ class Unpickler {
     const size_t floor = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() < floor + n) return fail("stack underflow");
     Value* t = make(Kind::kTuple);
+    count(n * sizeof(Value*));
     t->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
     stack_.resize(stack_.size() - n);
     push(t);
@@ -199,8 +228,9 @@ class Unpickler {
   }
 
   Status memo_put(uint64_t idx) {
-    Value* v;
+    Value* v = nullptr;
     VITRT_RETURN_IF_ERROR(top(&v));
+    count(64);  // an unordered_map node
     memo_[idx] = v;
     return Status::Ok();
   }
@@ -318,9 +348,12 @@ class Unpickler {
     return x ? x : opaque("numpy scalar of dtype '" + c + "'");
   }
 
-  // REDUCE: callable(*args), for allowlisted callables only.
-  Status call(const Value* fn, const Value* args, Value** out) {
+  // REDUCE: callable(*args), for allowlisted callables only. `depth` counts the nested calls that
+  // _rebuild_from_type_v2 makes, so a chain of them cannot exhaust the native stack.
+  Status call(const Value* fn, const Value* args, Value** out, int depth = 0) {
     if (args->kind != Kind::kTuple) return fail("REDUCE arguments are not a tuple");
+    if (depth > kMaxPickleCallDepth)
+      return fail("calls nested more than " + std::to_string(kMaxPickleCallDepth) + " deep");
     const auto& a = args->items;
     if (fn->kind != Kind::kGlobal) {
       *out = opaque(callee_name(fn));
@@ -337,12 +370,14 @@ class Unpickler {
     if (n == "torch._utils._rebuild_from_type_v2") {
       if (a.size() < 3) return fail(n + " with too few arguments");
       if (is_global(a[1], "torch.Tensor") || is_global(a[1], "torch.nn.parameter.Parameter"))
-        return call(a[0], a[2], out);
+        return call(a[0], a[2], out, depth + 1);
       *out = opaque(callee_name(a[1]));
       return Status::Ok();
     }
     if (n == "collections.OrderedDict" || n == "builtins.dict") {
       Value* d = make(Kind::kDict);
+      if (!a.empty() && a[0]->kind == Kind::kList)
+        VITRT_RETURN_IF_ERROR(afford(a[0]->items.size(), 2 * sizeof(Value*)));
       if (!a.empty() && a[0]->kind == Kind::kList)
         for (const Value* kv : a[0]->items)
           if ((kv->kind == Kind::kTuple || kv->kind == Kind::kList) && kv->items.size() == 2)
@@ -352,13 +387,19 @@ class Unpickler {
     }
     if (n == "builtins.set" || n == "builtins.frozenset") {
       Value* s = make(Kind::kSet);
-      if (!a.empty() && (a[0]->kind == Kind::kList || a[0]->kind == Kind::kTuple)) s->items = a[0]->items;
+      if (!a.empty() && (a[0]->kind == Kind::kList || a[0]->kind == Kind::kTuple)) {
+        VITRT_RETURN_IF_ERROR(afford(a[0]->items.size(), sizeof(Value*)));
+        s->items = a[0]->items;
+      }
       *out = s;
       return Status::Ok();
     }
     if (n == "torch.Size" || n == "builtins.tuple") {
       Value* t = make(Kind::kTuple);
-      if (!a.empty() && (a[0]->kind == Kind::kList || a[0]->kind == Kind::kTuple)) t->items = a[0]->items;
+      if (!a.empty() && (a[0]->kind == Kind::kList || a[0]->kind == Kind::kTuple)) {
+        VITRT_RETURN_IF_ERROR(afford(a[0]->items.size(), sizeof(Value*)));
+        t->items = a[0]->items;
+      }
       *out = t;
       return Status::Ok();
     }
@@ -416,8 +457,10 @@ class Unpickler {
       return Status::Ok();  // attributes only
     const Value* d = state;
     if (d->kind == Kind::kTuple && d->items.size() == 2) d = d->items[0];
-    if (d->kind == Kind::kDict)
+    if (d->kind == Kind::kDict) {
+      VITRT_RETURN_IF_ERROR(afford(d->entries.size(), 2 * sizeof(Value*)));
       target->entries.insert(target->entries.end(), d->entries.begin(), d->entries.end());
+    }
     return Status::Ok();
   }
 
@@ -426,13 +469,13 @@ class Unpickler {
     std::vector<Value*> items;
     switch (op) {
       case PROTO: {
-        uint8_t v;
+        uint8_t v = 0;
         VITRT_RETURN_IF_ERROR(read_le(&v));
         if (v > 5) return fail("unsupported pickle protocol " + std::to_string(v));
         return Status::Ok();
       }
       case FRAME: {
-        uint64_t n;
+        uint64_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         if (!need(n)) return fail("frame longer than the data");
         return Status::Ok();
@@ -462,30 +505,30 @@ class Unpickler {
         push(a);
         return Status::Ok();
       case BININT: {
-        int32_t v;
+        int32_t v = 0;
         VITRT_RETURN_IF_ERROR(read_le(&v));
         push(make_int(v));
         return Status::Ok();
       }
       case BININT1: {
-        uint8_t v;
+        uint8_t v = 0;
         VITRT_RETURN_IF_ERROR(read_le(&v));
         push(make_int(v));
         return Status::Ok();
       }
       case BININT2: {
-        uint16_t v;
+        uint16_t v = 0;
         VITRT_RETURN_IF_ERROR(read_le(&v));
         push(make_int(v));
         return Status::Ok();
       }
       case LONG1: {
-        uint8_t n;
+        uint8_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         return push_long(n);
       }
       case LONG4: {
-        int32_t n;
+        int32_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         if (n < 0) return fail("negative LONG4 length");
         return push_long(static_cast<uint64_t>(n));
@@ -503,14 +546,14 @@ class Unpickler {
       case SHORT_BINUNICODE:
       case SHORT_BINBYTES:
       case SHORT_BINSTRING: {
-        uint8_t n;
+        uint8_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         return push_string(op == SHORT_BINBYTES ? Kind::kBytes : Kind::kStr, n);
       }
       case BINUNICODE:
       case BINBYTES:
       case BINSTRING: {
-        uint32_t n;
+        uint32_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         if (op == BINSTRING && static_cast<int32_t>(n) < 0) return fail("negative BINSTRING length");
         return push_string(op == BINBYTES ? Kind::kBytes : Kind::kStr, n);
@@ -518,7 +561,7 @@ class Unpickler {
       case BINUNICODE8:
       case BINBYTES8:
       case BYTEARRAY8: {
-        uint64_t n;
+        uint64_t n = 0;
         VITRT_RETURN_IF_ERROR(read_le(&n));
         return push_string(op == BINUNICODE8 ? Kind::kStr : Kind::kBytes, n);
       }
@@ -545,6 +588,7 @@ class Unpickler {
       case FROZENSET:
         VITRT_RETURN_IF_ERROR(pop_mark(&items));
         a = make(op == TUPLE ? Kind::kTuple : op == LIST ? Kind::kList : Kind::kSet);
+        count(items.size() * sizeof(Value*));
         a->items = std::move(items);
         push(a);
         return Status::Ok();
@@ -552,6 +596,7 @@ class Unpickler {
         VITRT_RETURN_IF_ERROR(pop_mark(&items));
         if (items.size() % 2) return fail("DICT with an odd number of items");
         a = make(Kind::kDict);
+        count(items.size() * sizeof(Value*));
         for (size_t k = 0; k < items.size(); k += 2) a->entries.emplace_back(items[k], items[k + 1]);
         push(a);
         return Status::Ok();
@@ -567,6 +612,7 @@ class Unpickler {
       case ADDITEMS:
         VITRT_RETURN_IF_ERROR(pop_mark(&items));
         VITRT_RETURN_IF_ERROR(top(&a));
+        count(items.size() * sizeof(Value*));
         if (a->kind == (op == APPENDS ? Kind::kList : Kind::kSet))
           a->items.insert(a->items.end(), items.begin(), items.end());
         else if (a->kind != Kind::kOpaque)
@@ -585,6 +631,7 @@ class Unpickler {
         VITRT_RETURN_IF_ERROR(pop_mark(&items));
         if (items.size() % 2) return fail("SETITEMS with an odd number of items");
         VITRT_RETURN_IF_ERROR(top(&a));
+        count(items.size() * sizeof(Value*));
         if (a->kind == Kind::kDict) {
           for (size_t k = 0; k < items.size(); k += 2) a->entries.emplace_back(items[k], items[k + 1]);
         } else if (a->kind != Kind::kOpaque) {
@@ -592,24 +639,24 @@ class Unpickler {
         }
         return Status::Ok();
       case BINPUT: {
-        uint8_t i;
+        uint8_t i = 0;
         VITRT_RETURN_IF_ERROR(read_le(&i));
         return memo_put(i);
       }
       case LONG_BINPUT: {
-        uint32_t i;
+        uint32_t i = 0;
         VITRT_RETURN_IF_ERROR(read_le(&i));
         return memo_put(i);
       }
       case MEMOIZE:
         return memo_put(memo_.size());
       case BINGET: {
-        uint8_t i;
+        uint8_t i = 0;
         VITRT_RETURN_IF_ERROR(read_le(&i));
         return memo_get(i);
       }
       case LONG_BINGET: {
-        uint32_t i;
+        uint32_t i = 0;
         VITRT_RETURN_IF_ERROR(read_le(&i));
         return memo_get(i);
       }
@@ -677,6 +724,7 @@ class Unpickler {
   std::vector<Value*> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Value*> memo_;
+  uint64_t used_ = 0;  // bytes of objects made so far (an estimate, counted as they are made)
 };
 
 }  // namespace
@@ -684,7 +732,11 @@ class Unpickler {
 Status unpickle(const uint8_t* data, size_t size, const std::string& what, Arena* arena, Value** root) {
   *root = nullptr;
   if (!data && size) return invalid_argument("unpickle: null data");
-  return Unpickler(data, size, what, arena).run(root);
+  try {
+    return Unpickler(data, size, what, arena).run(root);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(what + ": out of memory while unpickling");
+  }
 }
 
 }  // namespace vitrt::convert::pickle

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // vitrt-convert: PyTorch checkpoint (.pth zip / .safetensors) -> .vitrt model. No Python involved.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "arch/arch.h"
 #include "checkpoint/checkpoint.h"
@@ -36,75 +40,173 @@ int fail(const std::string& what, const Status& st, int code) {
   return code;
 }
 
-}  // namespace
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
-               "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
-               "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
-               "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"
-               "(e.g. labels), 4 runtime failure."};
+// Whether two paths name the same existing file (writing the model over its own checkpoint).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+const char* const kHelp =
+    "vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
+    "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
+    "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
+    "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"
+    "(e.g. labels), 4 runtime failure.\n"
+    "The output is written to a new temporary file next to it, verified, then renamed over OUTPUT; an "
+    "OUTPUT\n"
+    "that exists and is not a regular file (symlink, FIFO, device, directory) is refused.\n"
+    "Limits on untrusted inputs: the checkpoint must be a regular file; its tensor data may expand to at "
+    "most\n"
+    "16x the file size + 64 MiB (inflated storages plus float32 values; stride-0 views, aliased storages "
+    "and\n"
+    "zip bombs count in full); zip entries are stored or deflated (at most 1032:1); data.pkl at most 64 "
+    "MiB,\n"
+    "its objects at most 1 GiB; a safetensors header at most 16 MiB and 3 levels deep; at most 2^34 "
+    "elements\n"
+    "per tensor. Weights must be floating-point and finite. Labels: a regular file of at most 16 MiB, lines\n"
+    "of at most 4096 bytes, one per class. --image-size, --resize, --crop: 1 to 65536.";
+
+int run(int argc, char** argv, int* oom_exit) {
+  CLI::App app{kHelp};
   std::string checkpoint, output, mean_text, std_text;
   convert::ConvertOptions opt;
   bool verify = true;
+  const auto side = CLI::Range(1, convert::kMaxImageSide);
   app.add_option("checkpoint", checkpoint, "PyTorch checkpoint (.pth/.pt zip, or .safetensors)")->required();
   app.add_option("-o,--output", output, "output model file (.vitrt)")->required();
-  app.add_option("--arch", opt.arch, "architecture: " + convert::known_archs() + " (auto: detect from the keys)")
+  app.add_option("--arch", opt.arch,
+                 "architecture: " + convert::known_archs() + " (auto: detect from the keys)")
       ->capture_default_str();
-  app.add_option("--labels", opt.labels_path, "class labels, one per line (default: class_0, class_1, ...)");
-  app.add_option("--image-size", opt.image_size, "input side the model is built for (default: the checkpoint's)");
-  app.add_option("--emit", opt.emit,
-                 "fused: first-class attention ops | primitive: softmax attention, SOFT linear attention, LaViT "
-                 "reused attention and attention residual as the plain ops PyTorch runs (the planner fuses them "
-                 "back; SOFT-Norm's data-dependent inverse stays fused)")
+  app.add_option("--labels", opt.labels_path,
+                 "class labels, one per line, one per class (default: class_0, class_1, ...); a regular file "
+                 "of at most 16 MiB");
+  app.add_option("--image-size", opt.image_size,
+                 "input side the model is built for, 1-65536 (default: the checkpoint's)")
+      ->check(side);
+  app.add_option(
+         "--emit", opt.emit,
+         "fused: first-class attention ops | primitive: softmax attention, SOFT linear attention, LaViT "
+         "reused attention and attention residual as the plain ops PyTorch runs (the planner fuses them "
+         "back; SOFT-Norm's data-dependent inverse stays fused)")
       ->check(CLI::IsMember({"fused", "primitive"}))
       ->capture_default_str();
   app.add_option("--heads", opt.heads, "head count per stage, comma separated (default: the family's)");
-  app.add_option("--resize", opt.resize, "shorter side after resize (default: checkpoint args, else the family's)");
-  app.add_option("--crop", opt.crop, "centre crop size (default: the input size)");
-  app.add_option("--interp", opt.interpolation, "bilinear | bicubic (default: checkpoint args, else the family's)");
-  app.add_option("--mean", mean_text, "normalisation mean, M or M,M,M (default: ImageNet)");
-  app.add_option("--std", std_text, "normalisation std, S or S,S,S (default: ImageNet)");
+  app.add_option("--resize", opt.resize,
+                 "shorter side after resize, 1-65536 (default: checkpoint args, else the family's)")
+      ->check(side);
+  app.add_option("--crop", opt.crop, "centre crop size, 1-65536 (default: the input size)")->check(side);
+  app.add_option("--interp", opt.interpolation,
+                 "bilinear | bicubic (default: checkpoint args, else the family's)");
+  app.add_option("--mean", mean_text, "normalisation mean, M or M,M,M, finite (default: ImageNet)");
+  app.add_option("--std", std_text, "normalisation std, S or S,S,S, finite and > 0 (default: ImageNet)");
   app.add_flag("!--no-verify", verify, "skip loading the written file back through the engine's verifier");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  if (!mean_text.empty() && !parse_float_list(mean_text, &opt.mean)) {
-    std::cerr << "vitrt-convert: --mean: '" << mean_text << "' is not a comma-separated list of numbers\n";
+  if (!mean_text.empty() && (!parse_float_list(mean_text, &opt.mean) || !all_finite(opt.mean))) {
+    std::cerr << "vitrt-convert: --mean: '" << mean_text
+              << "' is not a comma-separated list of finite numbers\n";
     return kExitUsage;
   }
-  if (!std_text.empty() && !parse_float_list(std_text, &opt.std)) {
-    std::cerr << "vitrt-convert: --std: '" << std_text << "' is not a comma-separated list of numbers\n";
+  if (!std_text.empty() && (!parse_float_list(std_text, &opt.std) || !all_finite(opt.std))) {
+    std::cerr << "vitrt-convert: --std: '" << std_text
+              << "' is not a comma-separated list of finite numbers\n";
+    return kExitUsage;
+  }
+  for (float v : opt.std)
+    if (!(v > 0)) {
+      std::cerr << "vitrt-convert: --std: '" << std_text << "' has a value that is not positive\n";
+      return kExitUsage;
+    }
+  Status st = convert::check_options(opt);
+  if (!st.ok()) return fail("bad option", st, kExitUsage);
+  st = check_model_output_path(output);
+  if (!st.ok()) return fail("cannot write the model", st, kExitUsage);
+  if (same_file(checkpoint, output)) {
+    std::cerr << "vitrt-convert: the output '" << output << "' is the checkpoint itself\n";
     return kExitUsage;
   }
 
+  // The labels file first (a bad one fails fast, before the checkpoint is read); it is matched against the
+  // model's classes once the model is built. Its failures exit with 3, the checkpoint's with 2.
+  std::vector<std::string> labels;
+  const std::string labels_path = opt.labels_path;
+  opt.labels_path.clear();
+  if (!labels_path.empty()) {
+    *oom_exit = kExitBadInput;
+    st = convert::read_labels_file(labels_path, &labels);
+    if (!st.ok()) return fail("bad labels file", st, kExitBadInput);
+  }
+
+  *oom_exit = kExitBadModel;
   convert::Checkpoint ckpt;
-  Status st = convert::load_checkpoint(checkpoint, &ckpt);
+  st = convert::load_checkpoint(checkpoint, &ckpt);
   if (!st.ok()) return fail("cannot read checkpoint '" + checkpoint + "'", st, kExitBadModel);
-  std::cerr << "checkpoint: " << checkpoint << " (" << ckpt.tensors.size() << " tensors from '" << ckpt.container
-            << "')\n";
+  std::cerr << "checkpoint: " << checkpoint << " (" << ckpt.tensors.size() << " tensors from '"
+            << ckpt.container << "')\n";
   Graph graph;
   std::string log;
   st = convert::convert_checkpoint(ckpt, opt, &graph, &log);
   std::cerr << log;
   if (!st.ok()) {
     const int code = st.code() == StatusCode::kInvalidArgument ? kExitUsage
-                     : st.code() == StatusCode::kIo             ? kExitBadInput
-                                                                : kExitBadModel;
+                     : st.code() == StatusCode::kIo            ? kExitBadInput
+                                                               : kExitBadModel;
     return fail("'" + checkpoint + "'", st, code);
   }
-  st = write_model_file(graph, output);
-  if (!st.ok()) return fail("cannot write the model", st, kExitRuntime);
-  if (verify) {
-    std::shared_ptr<const Model> model;
-    st = load_model(output, &model);
-    if (!st.ok()) return fail("the written model does not verify", st, kExitRuntime);
+  ckpt = convert::Checkpoint();  // the graph holds its own copy of the weights
+  if (!labels_path.empty()) {
+    *oom_exit = kExitBadInput;
+    st = convert::apply_labels(std::move(labels), "labels file '" + labels_path + "'", &graph);
+    if (!st.ok()) return fail("bad labels file", st, kExitBadInput);
+  }
+
+  *oom_exit = kExitRuntime;
+  bool verify_failed = false;
+  ModelFileCheck check;
+  if (verify)
+    check = [&verify_failed](const std::string& written) {
+      std::shared_ptr<const Model> model;
+      Status s = load_model(written, &model);
+      verify_failed = !s.ok();
+      return s;
+    };
+  st = write_model_file(graph, output, check);
+  if (!st.ok()) {
+    if (verify_failed)
+      return fail("the written model does not verify, nothing was written", st, kExitRuntime);
+    return fail("cannot write the model", st,
+                st.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntime);
   }
   uint64_t weights = 0;
   for (const Tensor& t : graph.tensors) weights += t.is_constant ? t.constant.size : 0;
   std::printf("wrote %s: %s, %zu ops, %.2f MB of weights\n", output.c_str(), graph.metadata.arch.c_str(),
               graph.nodes.size(), weights / 1e6);
   return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The exit code an allocation failure gets: the checkpoint's (2) while it is read and converted, the labels
+  // file's (3) while that is read. Every reader turns bad_alloc into a Status; this is the last resort.
+  int oom_exit = kExitBadModel;
+  try {
+    return run(argc, argv, &oom_exit);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "vitrt-convert: out of memory\n";
+    return oom_exit;
+  } catch (const std::exception& e) {
+    std::cerr << "vitrt-convert: internal error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
 }

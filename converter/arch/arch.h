@@ -10,11 +10,11 @@
 namespace vitrt::convert {
 
 struct ConvertOptions {
-  std::string arch = "auto";  // auto | deit | pvt_v2 | soft | soft_norm | lavit
-  std::string labels_path;    // one label per line
-  int image_size = 0;         // 0: the size the checkpoint was built for
-  std::string heads;          // comma list overriding the head count per stage
-  std::string emit = "fused"; // fused | primitive
+  std::string arch = "auto";   // auto | deit | pvt_v2 | soft | soft_norm | lavit
+  std::string labels_path;     // one label per line
+  int image_size = 0;          // 0: the size the checkpoint was built for
+  std::string heads;           // comma list overriding the head count per stage
+  std::string emit = "fused";  // fused | primitive
   // Preprocessing overrides; 0 / empty keeps the default (checkpoint args, else the family's eval pipeline).
   int resize = 0;
   int crop = 0;
@@ -30,7 +30,8 @@ struct ArchInfo {
   Preprocess preprocess;    // the family's default eval pipeline (MODELS.md §2)
 };
 
-using ArchBuildFn = Status (*)(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
+using ArchBuildFn = Status (*)(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt,
+                               ArchInfo* info);
 
 Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
 Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info);
@@ -44,7 +45,25 @@ Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why);
 // The list of --arch values, for help texts.
 std::string known_archs();
 
-// Checkpoint -> IR graph with metadata (labels, preprocessing). `log` receives human-readable notes.
+// Checkpoint -> IR graph with metadata (labels, preprocessing). `log` receives human-readable notes. Refuses
+// options outside check_options(), and a labels file that read_labels_file() refuses or whose line count is
+// not the model's class count.
 Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log);
+
+// Limits on the options (also in vitrt-convert --help): image size, resize and crop are 0 (the default) or
+// 1..kMaxImageSide; mean values finite; std values finite and positive. invalid_argument naming the flag.
+constexpr int kMaxImageSide = 65536;
+Status check_options(const ConvertOptions& opt);
+
+// Labels files: a regular file of at most kMaxLabelsFileBytes, one label per line of at most kMaxLabelBytes
+// ('\r\n' endings accepted, trailing empty lines dropped). io_error when it cannot be read, bad_input
+// (naming the file and what is wrong) otherwise.
+constexpr uint64_t kMaxLabelsFileBytes = uint64_t{16} << 20;
+constexpr size_t kMaxLabelBytes = 4096;
+Status read_labels_file(const std::string& path, std::vector<std::string>* labels);
+
+// Stores `labels` (read from `source`, named in messages) as the model's class names; bad_input naming
+// `source` and both counts unless there is exactly one per class.
+Status apply_labels(std::vector<std::string> labels, const std::string& source, Graph* g);
 
 }  // namespace vitrt::convert

@@ -2,7 +2,6 @@
 // Copyright the vitrt authors.
 // Architecture detection (from checkpoint keys), dispatch, labels and preprocessing metadata.
 #include <cmath>
-#include <fstream>
 
 #include "arch/arch.h"
 
@@ -19,7 +18,8 @@ const ArchEntry kArchs[] = {
     {"deit", build_deit, "blocks.0.attn.qkv.weight"},
     {"pvt_v2", build_pvt_v2, "block1.0.mlp.dwconv.dwconv.weight"},
     {"soft", build_soft, "block1.0.att.mha.W_q.weight"},
-    {"soft_norm", build_soft_norm, nullptr},  // same keys as soft: chosen by --arch or the checkpoint's arch name
+    {"soft_norm", build_soft_norm,
+     nullptr},  // same keys as soft: chosen by --arch or the checkpoint's arch name
     {"lavit", build_lavit, "attn_res2.gamma"},
 };
 
@@ -27,18 +27,6 @@ const ArchEntry* find_arch(const std::string& name) {
   for (const auto& a : kArchs)
     if (name == a.name) return &a;
   return nullptr;
-}
-
-Status read_labels(const std::string& path, std::vector<std::string>* labels) {
-  std::ifstream f(path);
-  if (!f) return io_error("cannot read labels file '" + path + "'");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    labels->push_back(line);
-  }
-  while (!labels->empty() && labels->back().empty()) labels->pop_back();
-  return Status::Ok();
 }
 
 // Parses "a,b,c" (or "(a, b, c)") into floats.
@@ -62,17 +50,40 @@ bool parse_floats(std::string text, std::vector<float>* out) {
   return !out->empty();
 }
 
-// timm's resolve_data_config from the training args, where the checkpoint carries them.
-void apply_checkpoint_args(const Checkpoint& ckpt, Preprocess* pp, std::string* log) {
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+bool all_positive(const std::vector<float>& v) {
+  for (float x : v)
+    if (!(x > 0)) return false;
+  return true;
+}
+
+// timm's resolve_data_config from the training args, where the checkpoint carries them. Values that would
+// make a wrong model (a NaN mean, a zero std, an absurd resize) are refused, unless the option they feed is
+// given.
+Status apply_checkpoint_args(const Checkpoint& ckpt, const ConvertOptions& opt, Preprocess* pp,
+                             std::string* log) {
   auto arg = [&](const char* k) -> std::string {
     auto it = ckpt.args.find(k);
     return it == ckpt.args.end() || it->second == "None" || it->second.empty() ? std::string() : it->second;
   };
-  const std::string crop_pct = arg("crop_pct"), interp = arg("interpolation"), mean = arg("mean"), stdv = arg("std");
-  if (!crop_pct.empty()) {
+  const std::string crop_pct = arg("crop_pct"), interp = arg("interpolation"), mean = arg("mean"),
+                    stdv = arg("std");
+  auto refused = [](const std::string& arg, const std::string& text, const char* why, const char* flag) {
+    return bad_input("the checkpoint's args give " + arg + " = '" + text + "', " + why + " (pass " + flag +
+                     " to override it)");
+  };
+  if (!crop_pct.empty() && !opt.resize) {
     const double cp = std::strtod(crop_pct.c_str(), nullptr);
     if (cp > 0 && cp <= 1) {
-      pp->resize_shorter = static_cast<int32_t>(std::floor(pp->crop_h / cp));
+      const double resize = std::floor(pp->crop_h / cp);
+      if (!(resize <= kMaxImageSide))
+        return refused("crop_pct", crop_pct, "which would resize beyond the 65536-pixel limit", "--resize");
+      pp->resize_shorter = static_cast<int32_t>(resize);
       *log += "preprocess: crop_pct " + crop_pct + " from the checkpoint args\n";
     }
   }
@@ -80,12 +91,20 @@ void apply_checkpoint_args(const Checkpoint& ckpt, Preprocess* pp, std::string* 
   if (interp == "bicubic") pp->interpolation = Interpolation::kBicubic;
   if (!interp.empty()) *log += "preprocess: interpolation '" + interp + "' from the checkpoint args\n";
   std::vector<float> v;
-  if (!mean.empty() && parse_floats(mean, &v) && v.size() == pp->mean.size()) pp->mean = v;
-  if (!stdv.empty() && parse_floats(stdv, &v) && v.size() == pp->std.size()) pp->std = v;
+  if (!mean.empty() && opt.mean.empty() && parse_floats(mean, &v) && v.size() == pp->mean.size()) {
+    if (!all_finite(v)) return refused("mean", mean, "which is not finite", "--mean");
+    pp->mean = v;
+  }
+  if (!stdv.empty() && opt.std.empty() && parse_floats(stdv, &v) && v.size() == pp->std.size()) {
+    if (!all_finite(v) || !all_positive(v))
+      return refused("std", stdv, "which is not finite and positive", "--std");
+    pp->std = v;
+  }
+  return Status::Ok();
 }
 
-// The input side the model was trained at, where the training args say (timm's `input_size` = C,H,W or `img_size`);
-// 0 when they do not, or when H != W.
+// The input side the model was trained at, where the training args say (timm's `input_size` = C,H,W or
+// `img_size`); 0 when they do not, or when H != W.
 int image_size_from_args(const Checkpoint& ckpt, std::string* log) {
   for (const char* key : {"input_size", "img_size"}) {
     auto it = ckpt.args.find(key);
@@ -95,8 +114,8 @@ int image_size_from_args(const Checkpoint& ckpt, std::string* log) {
     const float side = v.back();
     if (v.size() >= 2 && v[v.size() - 2] != side) continue;
     if (side >= 1 && side <= 65536 && side == std::floor(side)) {
-      *log += std::string("image size: ") + std::to_string(static_cast<int>(side)) + " from the checkpoint args (" +
-              key + ")\n";
+      *log += std::string("image size: ") + std::to_string(static_cast<int>(side)) +
+              " from the checkpoint args (" + key + ")\n";
       return static_cast<int>(side);
     }
   }
@@ -129,14 +148,16 @@ Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why) 
       } else if (!hint.empty()) {
         *why += "; the checkpoint names its model '" + hint + "' (not a Norm variant)";
       } else {
-        *why += "; SOFT and SOFT-Norm have identical keys and the checkpoint names no model, so plain SOFT was "
-                "chosen (pass --arch soft_norm for a SOFT-Norm checkpoint)";
+        *why +=
+            "; SOFT and SOFT-Norm have identical keys and the checkpoint names no model, so plain SOFT was "
+            "chosen (pass --arch soft_norm for a SOFT-Norm checkpoint)";
       }
     }
     return Status::Ok();
   }
   if (ckpt.tensors.count("pos_embed1") && ckpt.tensors.count("block1.0.attn.q.weight"))
-    return unsupported("this looks like a PVT v1 checkpoint (pos_embed1 without dwconv); PVT v1 is not supported");
+    return unsupported(
+        "this looks like a PVT v1 checkpoint (pos_embed1 without dwconv); PVT v1 is not supported");
   std::string keys;
   int n = 0;
   for (const auto& kv : ckpt.tensors) {
@@ -150,7 +171,25 @@ Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why) 
                    " tensors: " + keys + "); pass --arch " + known_archs());
 }
 
+Status check_options(const ConvertOptions& opt) {
+  auto side = [](int v, const char* flag) {
+    if (v >= 0 && v <= kMaxImageSide) return Status::Ok();
+    return invalid_argument(std::string(flag) + " " + std::to_string(v) + " is out of range (1 to " +
+                            std::to_string(kMaxImageSide) + ")");
+  };
+  VITRT_RETURN_IF_ERROR(side(opt.image_size, "--image-size"));
+  VITRT_RETURN_IF_ERROR(side(opt.resize, "--resize"));
+  VITRT_RETURN_IF_ERROR(side(opt.crop, "--crop"));
+  if (!all_finite(opt.mean)) return invalid_argument("--mean values must be finite numbers");
+  if (!all_finite(opt.std) || !all_positive(opt.std))
+    return invalid_argument("--std values must be finite and positive");
+  return Status::Ok();
+}
+
 Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
+  VITRT_RETURN_IF_ERROR(check_options(opt));
+  std::vector<std::string> labels;
+  if (!opt.labels_path.empty()) VITRT_RETURN_IF_ERROR(read_labels_file(opt.labels_path, &labels));
   std::string arch = opt.arch;
   if (arch.empty() || arch == "auto") {
     std::string why;
@@ -183,25 +222,31 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
     pp.mean = {0.5f};
     pp.std = {0.5f};
   }
-  apply_checkpoint_args(ckpt, &pp, log);
+  VITRT_RETURN_IF_ERROR(apply_checkpoint_args(ckpt, opt, &pp, log));
   if (opt.crop) pp.crop_h = pp.crop_w = opt.crop;
   if (opt.resize) pp.resize_shorter = opt.resize;
   if (!opt.interpolation.empty()) {
-    if (opt.interpolation == "bilinear") pp.interpolation = Interpolation::kBilinear;
-    else if (opt.interpolation == "bicubic") pp.interpolation = Interpolation::kBicubic;
-    else return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
+    if (opt.interpolation == "bilinear")
+      pp.interpolation = Interpolation::kBilinear;
+    else if (opt.interpolation == "bicubic")
+      pp.interpolation = Interpolation::kBicubic;
+    else
+      return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
   }
   auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
     if (v.empty()) return Status::Ok();
-    if (v.size() == 1) dst->assign(pp.channels, v[0]);
-    else if (v.size() == static_cast<size_t>(pp.channels)) *dst = v;
-    else return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
+    if (v.size() == 1)
+      dst->assign(pp.channels, v[0]);
+    else if (v.size() == static_cast<size_t>(pp.channels))
+      *dst = v;
+    else
+      return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
     return Status::Ok();
   };
   VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp.mean));
   VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp.std));
-  for (float s : pp.std)
-    if (!(s > 0)) return invalid_argument("--std values must be positive");
+  if (!all_finite(pp.mean) || !all_finite(pp.std) || !all_positive(pp.std))
+    return bad_input("the model's normalisation (mean/std) is not finite with a positive std");
   if (pp.crop_h != info.image_size || pp.crop_w != info.image_size)
     return invalid_argument("--crop " + std::to_string(pp.crop_h) + " differs from the model input size " +
                             std::to_string(info.image_size) + " (use --image-size to change the input size)");
@@ -210,10 +255,7 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
   const Shape& logits = b.shape(g.outputs[0]);
   const int64_t classes = logits.rank == 2 ? logits[1] : 0;
   if (!opt.labels_path.empty()) {
-    VITRT_RETURN_IF_ERROR(read_labels(opt.labels_path, &md.labels));
-    if (static_cast<int64_t>(md.labels.size()) != classes)
-      return bad_input("labels file '" + opt.labels_path + "' has " + std::to_string(md.labels.size()) +
-                       " lines but the model has " + std::to_string(classes) + " classes");
+    VITRT_RETURN_IF_ERROR(apply_labels(std::move(labels), "labels file '" + opt.labels_path + "'", &g));
   } else {
     for (int64_t i = 0; i < classes; ++i) md.labels.push_back("class_" + std::to_string(i));
   }

@@ -47,9 +47,7 @@ void conv_bn_weights(GraphBuilder& b, const Checkpoint& ckpt, const std::string&
     return;
   }
   for (const Need& n : needs) b.ignore(n.key);
-  auto values = [&](const std::string& key) -> const std::vector<float>& {
-    return ckpt.tensors.at(key).values;
-  };
+  auto values = [&](const std::string& key) -> const std::vector<float>& { return b.float_values(key); };
   static const std::vector<float> kNone;
   std::vector<float> w, bb;
   fold_batch_norm(values(conv + ".weight"), conv_bias ? values(conv + ".bias") : kNone,

@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "arch/graph_builder.h"
 
+#include <cmath>
+
 #include "arch/primitive_emit.h"
 #include "ir/shape_propagation.h"
 #include "ops/op_registry.h"
@@ -9,16 +11,14 @@
 namespace vitrt::convert {
 namespace {
 
+bool is_floating(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
 std::string dims_str(const std::vector<int64_t>& d) {
   Shape s;
   Shape::from_vector(d, &s);
   return s.str();
-}
-
-int64_t product(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
 }
 
 }  // namespace
@@ -50,16 +50,45 @@ int32_t GraphBuilder::weight(const std::string& key, const std::vector<int64_t>&
                       dims_str(expected));
   } else {
     dims = it->second.shape;
-    values = it->second.values;
+    values = float_values(key);
   }
-  if (values.size() != static_cast<size_t>(product(dims))) values.assign(product(dims), 0.0f);  // placeholder
+  // A missing or misshapen weight keeps the expected shape but gets no values: the graph is never finished
+  // (finish() reports it), and a zero placeholder of a shape made of other tensors' sizes could be enormous.
   Shape s;
   if (!Shape::from_vector(dims, &s)) {
     errors_.push_back("'" + key + "' has too many dimensions");
     s = Shape{1};
-    values.assign(1, 0.0f);
+    values.clear();
   }
   return constant(key, s, std::move(values));
+}
+
+const std::vector<float>& GraphBuilder::float_values(const std::string& key) {
+  const CheckpointTensor& t = ckpt_.tensors.at(key);
+  if (!checked_.insert(key).second) return t.values;
+  if (!is_floating(t.source_dtype)) {
+    errors_.push_back("'" + key + "' has dtype " +
+                      (t.source_type.empty() ? std::string(dtype_name(t.source_dtype)) : t.source_type) +
+                      ", but the architecture uses it as a floating-point weight (float32, float16, "
+                      "bfloat16 or float64)");
+    return t.values;
+  }
+  for (size_t i = 0; i < t.values.size(); ++i)
+    if (!std::isfinite(t.values[i])) {
+      errors_.push_back("'" + key + "' holds " + (std::isnan(t.values[i]) ? "NaN" : "an infinity") +
+                        " at element " + std::to_string(i) + " (row-major index, of " +
+                        std::to_string(t.values.size()) + ")");
+      break;
+    }
+  return t.values;
+}
+
+bool GraphBuilder::can_generate(const std::string& name, int64_t rows, int64_t cols) {
+  if (rows >= 0 && cols >= 0 && (cols == 0 || rows <= kMaxGeneratedElements / cols)) return true;
+  errors_.push_back(name + ": " + std::to_string(rows) + " x " + std::to_string(cols) +
+                    " generated values, more than the limit of " + std::to_string(kMaxGeneratedElements) +
+                    " (is --image-size, or the input size in the checkpoint's args, too large?)");
+  return false;
 }
 
 int32_t GraphBuilder::constant(const std::string& name, const Shape& shape, std::vector<float> values) {

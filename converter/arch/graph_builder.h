@@ -13,6 +13,9 @@
 
 namespace vitrt::convert {
 
+// The most values the converter computes for one constant of its own (1 GiB of float32).
+constexpr int64_t kMaxGeneratedElements = int64_t{1} << 28;
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(const Checkpoint& ckpt) : ckpt_(ckpt) {}
@@ -26,8 +29,18 @@ class GraphBuilder {
   // `view` optionally reinterprets it (same element count), e.g. [1,1,C] -> [C].
   int32_t weight(const std::string& key, const std::vector<int64_t>& expected = {});
   int32_t constant(const std::string& name, const Shape& shape, std::vector<float> values);
-  // Keys that are legitimately ignored (e.g. BatchNorm num_batches_tracked).
+  // Whether the converter may compute a constant of rows x cols values (a resized position table, an identity
+  // matrix) for `name`: at most kMaxGeneratedElements, else an error is recorded. Such sizes follow from the
+  // input size, which a checkpoint's args may set.
+  bool can_generate(const std::string& name, int64_t rows, int64_t cols);
+  // Keys that are legitimately ignored (e.g. BatchNorm num_batches_tracked); their dtype and values are not
+  // looked at.
   void ignore(const std::string& key) { used_.insert(key); }
+  // The values of checkpoint tensor `key` (which must exist) for an architecture that computes with them as a
+  // float weight outside weight() (e.g. BatchNorm folding). Like weight(), records an error, so the graph is
+  // never finished, when the tensor is not floating-point (an int64 or bool tensor would otherwise be cast
+  // silently) or holds a NaN or infinity.
+  const std::vector<float>& float_values(const std::string& key);
 
   // Adds a node with one output; returns the output tensor. Shapes are inferred at batch 1 as nodes are
   // added.
@@ -51,6 +64,7 @@ class GraphBuilder {
   Graph graph_;
   std::vector<Shape> shapes_;  // at batch 1
   std::set<std::string> used_;
+  std::set<std::string> checked_;  // tensors whose dtype and values float_values() has checked
   std::vector<std::string> missing_, errors_;
   bool emit_primitive_ = false;
   bool in_primitive_ = false;  // emitting a primitive form: its own ops are never expanded again

@@ -160,8 +160,9 @@ int32_t linear_attention(GraphBuilder& b, const LinearAttentionAttrs& a, const s
   const int32_t alpha = b.op(OpType::kDiv, NoAttrs{},
                              {scalar("pinv.alpha_num", 0.9f * 2.0f), mul(mx, mx, name + ".pinv.maxrow2")},
                              name + ".pinv.alpha");
-  std::vector<float> eye(static_cast<size_t>(m * m), 0.0f);
-  for (int64_t i = 0; i < m; ++i) eye[static_cast<size_t>(i * m + i)] = a.newton_regularizer;
+  const bool eye_ok = b.can_generate(name + ".pinv.reg_eye", m, m);  // else the graph never finishes
+  std::vector<float> eye(eye_ok ? static_cast<size_t>(m * m) : 0, 0.0f);
+  for (int64_t i = 0; eye_ok && i < m; ++i) eye[static_cast<size_t>(i * m + i)] = a.newton_regularizer;
   const int32_t p = b.op(OpType::kAdd, NoAttrs{}, {k2, b.constant(name + ".pinv.reg_eye", Shape{m, m}, eye)},
                          name + ".pinv.p");
   int32_t v = mul(alpha, p, name + ".pinv.v0");

@@ -71,7 +71,10 @@ int32_t pos_embed(GraphBuilder& b, const Checkpoint& ckpt, const std::string& ke
   }
   if (g == out_h && g == out_w) return b.weight(key, {1, want, c});
   b.ignore(key);
-  const std::vector<float>& v = ckpt.tensors.at(key).values;
+  if (!b.can_generate(key + ".resized", out_h * out_w, c))
+    return b.constant(key + ".resized", Shape{1, 1, c},
+                      {});  // an error is recorded: the graph never finishes
+  const std::vector<float>& v = b.float_values(key);
   std::vector<float> grid(v.begin() + extra * c, v.end());
   std::vector<float> out(v.begin(), v.begin() + extra * c);
   const std::vector<float> resized = resize_pos_embed(grid, c, g, g, out_h, out_w);

@@ -4,6 +4,8 @@
 // whose int32 doubling changed the output size, graphs `run` cannot honestly serve, and plans larger than the
 // session may allocate. Each is refused at load (or session creation) with a message naming the op or tensor.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -300,4 +302,23 @@ TEST_CASE("hostile model: C API options from an older, shorter struct keep the n
   vitrt_session_free(s);
   vitrt_model_free(model);
   std::free(p);
+}
+
+TEST_CASE("hostile model: a FIFO, a device or a directory as the model path is refused at once, naming it") {
+  // Opening a FIFO without O_NONBLOCK waited forever for a writer.
+  char dir[] = "/tmp/vitrt_fifo_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/model.vitrt";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::shared_ptr<const Model> m;
+  Status st = load_model(fifo, &m);
+  CHECK(st.code() == StatusCode::kIo);
+  CHECK_MESSAGE(st.message().find("a FIFO") != std::string::npos, st.message());
+  CHECK_MESSAGE(st.message().find(fifo) != std::string::npos, st.message());
+  unlink(fifo.c_str());
+  rmdir(dir);
+  st = load_model("/dev/zero", &m);
+  CHECK_MESSAGE(st.message().find("a character device") != std::string::npos, st.message());
+  st = load_model("/tmp", &m);
+  CHECK_MESSAGE(st.message().find("a directory") != std::string::npos, st.message());
 }

@@ -13,7 +13,8 @@
 namespace vitrt {
 
 Status MappedFile::open(const std::string& path, std::shared_ptr<MappedFile>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below as not a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -23,7 +24,13 @@ Status MappedFile::open(const std::string& path, std::shared_ptr<MappedFile>* ou
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return io_error("'" + path + "' is not a regular file");
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return io_error("'" + path + "' is " + what + ", not a model file");
   }
   std::shared_ptr<MappedFile> f(new MappedFile());
   f->size_ = static_cast<size_t>(st.st_size);

@@ -49,7 +49,10 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
     -DVITRT_BUILD_TESTS=OFF -DVITRT_FUZZ=ON -DVITRT_SANITIZE=address,undefined "${launcher[@]}" >/dev/null
 fi
-cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "fuzz_$target" >/dev/null
+# VITRT_FUZZ_NO_BUILD=1 runs the binary as built (e.g. while another build runs in build-fuzz/).
+if [ -z "${VITRT_FUZZ_NO_BUILD:-}" ]; then
+  cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "fuzz_$target" >/dev/null
+fi
 bin=$build/bin/fuzz_$target
 artifacts=$build/artifacts/$target
 mkdir -p "$artifacts"

@@ -6,8 +6,8 @@
 #                                 the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (and
 #                                 LeakSanitizer) in build-sanitize/; any report fails its test. CTEST_ARGS (e.g.
 #                                 -R 'unit|hostile') select tests.
-#   tools/test.sh --tsan          ThreadSanitizer build in build-tsan/ of what the C API test needs, then that
-#                                 test (tests/capi) and the fuzz_regressions replay
+#   tools/test.sh --tsan          ThreadSanitizer build in build-tsan/ of what the C API tests need, then those
+#                                 tests: capi (tests/capi) and capi_threads (one model, a session per thread)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -42,10 +42,10 @@ case $mode in
   --tsan)
     build=build-tsan
     cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DVITRT_BUILD_TESTS=ON -DVITRT_SANITIZE=thread "${launcher[@]}"
-    cmake --build $build -j"$jobs" --target vitrt-convert vitrt_capi_example vitrt_fuzz_replay
+    cmake --build $build -j"$jobs" --target vitrt-convert vitrt_capi_example vitrt_capi_threads
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     cd $build
-    ctest --output-on-failure -j"$jobs" --timeout 1800 -R '^(capi|fuzz_regressions)$' "$@"
+    ctest --output-on-failure -j"$jobs" --timeout 1800 -R '^capi(_threads)?$' "$@"
     ;;
   *)
     echo "usage: tools/test.sh [--sanitize [CTEST_ARGS...] | --tsan]" >&2

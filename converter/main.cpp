@@ -68,7 +68,7 @@ const char* const kHelp =
     "and\n"
     "zip bombs count in full); zip entries are stored or deflated (at most 1032:1); data.pkl at most 64 "
     "MiB,\n"
-    "its objects at most 1 GiB; a safetensors header at most 16 MiB and 3 levels deep; at most 2^34 "
+    "its objects at most 256 MiB; a safetensors header at most 16 MiB and 3 levels deep; at most 2^34 "
     "elements\n"
     "per tensor. Weights must be floating-point and finite. Labels: a regular file of at most 16 MiB, lines\n"
     "of at most 4096 bytes, one per class. --image-size, --resize, --crop: 1 to 65536.";

@@ -20,10 +20,10 @@ constexpr uint64_t kExpansionSlackBytes = uint64_t{64} << 20;
 // torch.save zip entries: stored (its size must equal its compressed size) or deflated, which can expand at
 // most ~1032:1; anything claiming more is refused before it is inflated.
 constexpr uint64_t kMaxDeflateRatio = 1032;
-// data.pkl: its size, and the memory the unpickled objects may take (torch.save writes a few hundred bytes
-// per tensor, so even 100k tensors stay far below both).
+// data.pkl: its size, and the memory the unpickled objects may take. torch.save writes ~100 bytes and some
+// 5 KB of objects per tensor: room for ~50k tensors, ten times a large vision checkpoint with optimizer state.
 constexpr uint64_t kMaxPickleBytes = uint64_t{64} << 20;
-constexpr uint64_t kMaxPickleObjectBytes = uint64_t{1} << 30;
+constexpr uint64_t kMaxPickleObjectBytes = uint64_t{256} << 20;
 // Nested reduce calls in data.pkl (torch writes _rebuild_from_type_v2(_rebuild_tensor_v2, ...): 2 levels).
 constexpr int kMaxPickleCallDepth = 8;
 

@@ -95,6 +95,53 @@ Graph zoo() {
   return g;
 }
 
+// LaViT's pieces: attention exporting its scores, a Less-Attention layer reusing them, and the attention
+// residual feeding a score bias. image [B,3,4,4] -> [B,4] logits.
+Graph lavit_bits() {
+  Graph g;
+  uint32_t seed = 41;
+  auto w = [&](const char* name, Shape s) {
+    return g.add_constant(name, s, test::pseudo_random(s.numel(), seed++));
+  };
+  auto act = [&](const char* name) { return g.add_activation(name, Shape()); };
+  auto node = [&](OpType t, OpAttrs a, std::vector<int32_t> in, const char* name) {
+    const int32_t o = act(name);
+    g.add_node(t, a, std::move(in), {o}, name);
+    return o;
+  };
+  const int32_t x = g.add_activation("image", Shape{kDynamicDim, 3, 4, 4});
+  g.inputs = {x};
+  Conv2dAttrs conv;
+  conv.stride_h = conv.stride_w = 2;
+  int32_t h =
+      node(OpType::kConv2d, conv, {x, w("pe.w", Shape{4, 3, 2, 2}), w("pe.b", Shape{4})}, "patch_embed");
+  h = node(OpType::kReshape, ReshapeAttrs{{0, 0, -1}}, {h}, "flatten");
+  const int32_t t = node(OpType::kTranspose, TransposeAttrs{{0, 2, 1}}, {h}, "tokens");  // [B,4,4], grid 2x2
+  const int32_t a = act("va"), scores = act("va.scores");
+  g.add_node(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{2, 0.5f, AttentionInputs::kSeparate}, {t, t, t},
+             {a, scores}, "va");
+  const int32_t r = node(OpType::kReusedAttention, ReusedAttentionAttrs{2},
+                         {scores, a, w("la.theta", Shape{4, 4}), w("la.theta_b", Shape{4}),
+                          w("la.psi", Shape{4, 4}), w("la.psi_b", Shape{4})},
+                         "la");
+  const int32_t bias = node(OpType::kAttentionResidual, AttentionResidualAttrs{2, 2},
+                            {scores, w("ar.dw", Shape{2, 1, 2, 2}), w("ar.dw_b", Shape{2}),
+                             w("ar.pw", Shape{2, 2, 1, 1}), w("ar.pw_b", Shape{2}), w("ar.gamma", Shape{2})},
+                            "attn_res");  // [B,2,1,4]
+  const int32_t q = node(OpType::kSlice, SliceAttrs{1, 0, 1}, {r}, "q");
+  const int32_t a2 =
+      node(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{2, 0.5f, AttentionInputs::kSeparate},
+           {q, r, r, bias}, "va2");  // [B,1,4]
+  const int32_t pooled = node(OpType::kReduceMean, ReduceMeanAttrs{{1}, false}, {r}, "pool");
+  const int32_t flat = node(OpType::kReshape, ReshapeAttrs{{0, -1}}, {a2}, "flat");
+  const int32_t logits = node(OpType::kAdd, NoAttrs{}, {pooled, flat}, "logits");
+  g.outputs = {logits};
+  finish_metadata(&g, 4);
+  g.metadata.arch = "lavit_bits";
+  g.metadata.labels = {"a", "b", "c", "d"};
+  return g;
+}
+
 bool write_and_check(const Graph& g0, const std::string& path) {
   Graph g = g0;
   Status st = resolve_activation_shapes(&g);
@@ -123,6 +170,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   bool ok = write_and_check(test::tiny_classifier(), dir + "/tiny_classifier.vitrt");
   ok = write_and_check(zoo(), dir + "/zoo.vitrt") && ok;
+  ok = write_and_check(lavit_bits(), dir + "/lavit_bits.vitrt") && ok;
   convert::ConvertOptions opt;
   opt.arch = "deit";
   opt.heads = "1";

@@ -43,7 +43,10 @@ if mknod "$work/dst/null" c 1 3 2>/dev/null; then
   [ -c "$work/dst/null" ] && ok "the device node is still there" || bad "the device node was replaced"
 fi
 expect_exit 1 "directory" "an output that is a directory is refused" -- "$conv" "$deit" -o "$work/dst"
-expect_exit 1 "checkpoint itself" "the checkpoint as its own output is refused" -- "$conv" "$deit" -o "$deit"
+cp "$deit" "$work/self.pth"  # a copy: the code before this check wrote the model over its checkpoint
+expect_exit 1 "checkpoint itself" "the checkpoint as its own output is refused" -- \
+  "$conv" "$work/self.pth" -o "$work/self.pth"
+cmp -s "$deit" "$work/self.pth" && ok "the checkpoint is untouched" || bad "the checkpoint was overwritten"
 
 # 2-4. Crafted checkpoints (Python with torch writes them; skipped without it).
 if ! "$py" -c "import torch" 2>/dev/null; then

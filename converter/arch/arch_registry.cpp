@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 // Architecture detection (from checkpoint keys), dispatch, labels and preprocessing metadata.
 #include <cmath>
+#include <new>
 
 #include "arch/arch.h"
 
@@ -186,7 +187,9 @@ Status check_options(const ConvertOptions& opt) {
   return Status::Ok();
 }
 
-Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
+namespace {
+
+Status convert_impl(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
   VITRT_RETURN_IF_ERROR(check_options(opt));
   std::vector<std::string> labels;
   if (!opt.labels_path.empty()) VITRT_RETURN_IF_ERROR(read_labels_file(opt.labels_path, &labels));
@@ -261,6 +264,16 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
   }
   *out = std::move(g);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
+  try {
+    return convert_impl(ckpt, opt, out, log);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("out of memory while building the model");
+  }
 }
 
 }  // namespace vitrt::convert

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "arch/arch.h"
 #include "checkpoint/read_limits.h"
@@ -18,10 +19,7 @@ struct FileCloser {
   }
 };
 
-}  // namespace
-
-Status read_labels_file(const std::string& path, std::vector<std::string>* labels) {
-  labels->clear();
+Status read_labels(const std::string& path, std::vector<std::string>* labels) {
   const std::string what = "labels file '" + path + "'";
   uint64_t size = 0;
   Status st = regular_file_size(path, &size);  // never /dev/zero, a FIFO or a directory
@@ -54,6 +52,20 @@ Status read_labels_file(const std::string& path, std::vector<std::string>* label
   }
   while (!labels->empty() && labels->back().empty()) labels->pop_back();
   return Status::Ok();
+}
+
+}  // namespace
+
+Status read_labels_file(const std::string& path, std::vector<std::string>* labels) {
+  labels->clear();
+  Status st;
+  try {
+    st = read_labels(path, labels);
+  } catch (const std::bad_alloc&) {
+    st = out_of_memory("out of memory while reading labels file '" + path + "'");
+  }
+  if (!st.ok()) labels->clear();
+  return st;
 }
 
 Status apply_labels(std::vector<std::string> labels, const std::string& source, Graph* g) {

@@ -481,6 +481,7 @@ class Unpickler {
         return Status::Ok();
       }
       case MARK:
+        count(sizeof(size_t));
         marks_.push_back(stack_.size());
         return Status::Ok();
       case POP:

@@ -213,7 +213,7 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {
     close_fd();
-    if (!path_.empty()) ::unlink(path_.c_str());
+    if (still_ours()) ::unlink(path_.c_str());
   }
 
   // Creates "<dir>.<base>.<random>.tmp" next to the target. The names are unpredictable, and
@@ -233,8 +233,16 @@ class TempFile {
       name += ".tmp";
       const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
       if (fd >= 0) {
+        struct stat st;
+        if (::fstat(fd, &st) != 0) {
+          ::close(fd);
+          ::unlink(name.c_str());
+          return io_error("cannot inspect the temporary '" + name + "': " + std::strerror(errno));
+        }
         fd_ = fd;
         path_ = name;
+        dev_ = st.st_dev;
+        ino_ = st.st_ino;
         return Status::Ok();
       }
       if (errno != EEXIST)
@@ -270,6 +278,10 @@ class TempFile {
 
   // Moves the file to `target`; from then on it is no longer ours to remove.
   bool rename_to(const std::string& target) {
+    if (!still_ours()) {
+      errno = ESTALE;
+      return false;
+    }
     if (std::rename(path_.c_str(), target.c_str()) != 0) return false;
     path_.clear();
     return true;
@@ -279,6 +291,12 @@ class TempFile {
   int write_error() const { return error_; }
 
  private:
+  // Whether the name still holds the file created (not something put there since, which is not ours to
+  // remove).
+  bool still_ours() const {
+    struct stat st;
+    return !path_.empty() && ::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+  }
   void close_fd() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -286,6 +304,8 @@ class TempFile {
   int fd_ = -1;
   int error_ = 0;
   std::string path_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
 };
 
 Status write_checked(const Graph& graph, const std::string& path, const ModelFileCheck& check) {

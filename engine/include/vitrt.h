@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 /* Version of this header's API; bumped on any change to it (see the README's changelog). */
-#define VITRT_API_VERSION 1
+#define VITRT_API_VERSION 2
 
 typedef enum vitrt_status {
   VITRT_OK = 0,
@@ -74,7 +74,7 @@ typedef struct vitrt_session_options {
   int32_t max_batch;       /* largest batch run() will get; memory is planned for it. Default 1 */
   /* The most memory the session may plan (activations + workspace), in bytes; a model needing more fails
    * session creation with VITRT_ERR_OUT_OF_MEMORY naming its largest tensor. Default 0: this machine's
-   * physical memory. (Added in 0.1.1; callers built against an older header leave it at its default.) */
+   * physical memory. (API version 2: callers built against version 1 leave it at its default.) */
   uint64_t max_memory_bytes;
 } vitrt_session_options_t;
 

@@ -208,9 +208,9 @@ Status check_metadata(const Graph& g) {
   return Status::Ok();
 }
 
-// What `run` can honestly serve: one float32 output [B, classes] computed by an op (not a constant nor the
-// input), float32 everywhere an op reads or writes (the only dtype this build computes), finite weights, and
-// either no labels or one per class.
+// What `run` can honestly serve: one float32 output [B, ...] (the logits [B, classes] of a classifier)
+// computed by an op (not a constant nor the input), float32 everywhere an op reads or writes (the only dtype
+// this build computes), finite weights, and either no labels or one per class.
 Status check_runnable(const Graph& g) {
   if (g.outputs.size() != 1)
     return bad_model("expected exactly one graph output (the logits), got " +
@@ -220,9 +220,12 @@ Status check_runnable(const Graph& g) {
   if (ot.is_constant)
     return bad_model("graph output '" + ot.name + "' is a constant, not computed from the input");
   if (out == g.inputs[0]) return bad_model("graph output '" + ot.name + "' is the graph input itself");
-  if (ot.shape.rank != 2 || ot.shape[0] != kDynamicDim)
-    return bad_model("graph output '" + ot.name + "' must be the logits [B,classes], got " + ot.shape.str());
-  const int64_t classes = ot.shape[1];
+  if (ot.shape.rank < 1 || ot.shape[0] != kDynamicDim)
+    return bad_model("graph output '" + ot.name +
+                     "' must carry the batch as its first axis ([B,classes] for a "
+                     "classifier), got " +
+                     ot.shape.str());
+  const int64_t classes = ot.shape.dim(-1);
   const auto& labels = g.metadata.labels;
   if (!labels.empty() && static_cast<int64_t>(labels.size()) != classes)
     return bad_model("the model has " + std::to_string(labels.size()) + " labels for " +

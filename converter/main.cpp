@@ -11,6 +11,7 @@
 
 #include "arch/arch.h"
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/read_limits.h"
 #include "common/exit_codes.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
@@ -53,28 +54,40 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-const char* const kHelp =
-    "vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
-    "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
-    "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
-    "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"
-    "(e.g. labels), 4 runtime failure.\n"
-    "The output is written to a new temporary file next to it, verified, then renamed over OUTPUT; an "
-    "OUTPUT\n"
-    "that exists and is not a regular file (symlink, FIFO, device, directory) is refused.\n"
-    "Limits on untrusted inputs: the checkpoint must be a regular file; its tensor data may expand to at "
-    "most\n"
-    "16x the file size + 64 MiB (inflated storages plus float32 values; stride-0 views, aliased storages "
-    "and\n"
-    "zip bombs count in full); zip entries are stored or deflated (at most 1032:1); data.pkl at most 64 "
-    "MiB,\n"
-    "its objects at most 256 MiB; a safetensors header at most 16 MiB and 3 levels deep; at most 2^34 "
-    "elements\n"
-    "per tensor. Weights must be floating-point and finite. Labels: a regular file of at most 16 MiB, lines\n"
-    "of at most 4096 bytes, one per class. --image-size, --resize, --crop: 1 to 65536.";
+// The help text; its limits come from the constants that enforce them.
+std::string help_text() {
+  using namespace convert;
+  auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+  return "vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
+         "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
+         "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
+         "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"
+         "(e.g. labels), 4 runtime failure.\n"
+         "The output is written to a new temporary file next to it, verified, then renamed over OUTPUT; an\n"
+         "OUTPUT that exists and is not a regular file (symlink, FIFO, device, directory) is refused.\n"
+         "Limits on untrusted inputs: the checkpoint must be a regular file; its tensor data may expand to "
+         "at\n"
+         "most " +
+         std::to_string(kExpansionPerFileByte) + "x the file size + " + mib(kExpansionSlackBytes) +
+         " (storage bytes read plus float32 values; stride-0 views,\n"
+         "aliased storages and zip bombs count in full); zip entries are stored or deflated (at most " +
+         std::to_string(kMaxDeflateRatio) +
+         ":1);\n"
+         "data.pkl at most " +
+         mib(kMaxPickleBytes) + ", its objects at most " + mib(kMaxPickleObjectBytes) +
+         "; a safetensors header at most " + mib(kMaxSafetensorsHeaderBytes) + " and " +
+         std::to_string(kMaxSafetensorsHeaderDepth) +
+         " levels deep.\n"
+         "Weights must be floating-point and finite. A table the converter computes (a resized position\n"
+         "embedding) holds at most 2^28 values. Labels: a regular file of at most " +
+         mib(kMaxLabelsFileBytes) + ", lines of at most " + std::to_string(kMaxLabelBytes) +
+         " bytes,\n"
+         "one per class. --image-size, --resize, --crop: 1 to " +
+         std::to_string(kMaxImageSide) + ".";
+}
 
 int run(int argc, char** argv, int* oom_exit) {
-  CLI::App app{kHelp};
+  CLI::App app{help_text()};
   std::string checkpoint, output, mean_text, std_text;
   convert::ConvertOptions opt;
   bool verify = true;

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // decode_image / decode_image_memory: reads the file and picks the decoder by magic bytes.
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <new>
 #include <vector>
 
+#include "common/npy.h"
 #include "image/decoders.h"
 #include "image/image.h"
 
@@ -29,15 +27,29 @@ Status check_image(const Image& img, const char* what) {
   return Status::Ok();
 }
 
-Status allocate_image(int width, int height, int channels, Image* dst) {
+std::string pixel_limit_message(int64_t width, int64_t height) {
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  if (width <= 0 || height <= 0) return size + " is empty";
+  int64_t pixels;
+  const std::string count =
+      __builtin_mul_overflow(width, height, &pixels) ? "more than 2^63" : std::to_string(pixels);
+  return size + " (" + count + " pixels) exceeds the limit of " + std::to_string(kMaxPixels) +
+         " pixels (PIL's decompression-bomb limit)";
+}
+
+Status allocate_image(int width, int height, int channels, Image* dst, const std::string& what) {
+  // Both sides are positive ints, so the int64 product cannot overflow.
   if (width <= 0 || height <= 0 || static_cast<int64_t>(width) * height > kMaxPixels)
-    return invalid_argument("image size " + std::to_string(width) + "x" + std::to_string(height) +
-                            " is empty or above the limit of " + std::to_string(kMaxPixels) + " pixels");
+    return bad_input(what + ": image size " + pixel_limit_message(width, height));
+  if (channels < 1 || channels > 4)
+    return invalid_argument(what + ": " + std::to_string(channels) + " channels (1 to 4 expected)");
+  const size_t bytes =
+      static_cast<size_t>(width) * static_cast<size_t>(height) * static_cast<size_t>(channels);
   try {
-    dst->pixels.assign(static_cast<size_t>(width) * height * channels, 0);
+    dst->pixels.assign(bytes, 0);
   } catch (const std::bad_alloc&) {
-    return out_of_memory("cannot allocate a " + std::to_string(width) + "x" + std::to_string(height) +
-                         " image");
+    return bad_input(what + ": cannot allocate " + std::to_string(bytes) + " bytes for a " +
+                     std::to_string(width) + "x" + std::to_string(height) + " image");
   }
   dst->width = width;
   dst->height = height;
@@ -46,30 +58,6 @@ Status allocate_image(int width, int height, int channels, Image* dst) {
 }
 
 }  // namespace image_internal
-
-namespace {
-
-struct FileCloser {
-  void operator()(FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
-
-Status read_file(const std::string& path, std::vector<uint8_t>* bytes) {
-  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) return io_error("cannot open image '" + path + "': " + std::strerror(errno));
-  try {
-    uint8_t buf[1 << 16];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes->insert(bytes->end(), buf, buf + n);
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("image '" + path + "' does not fit in memory");
-  }
-  if (std::ferror(f.get())) return io_error("error reading image '" + path + "'");
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages,
                            Image* out) {
@@ -95,7 +83,7 @@ Status decode_image(const std::string& path, Image* out) {
   if (out == nullptr) return invalid_argument("decode_image: null output image");
   *out = Image();
   std::vector<uint8_t> bytes;
-  VITRT_RETURN_IF_ERROR(read_file(path, &bytes));
+  VITRT_RETURN_IF_ERROR(read_input_file(path, "image", kMaxImageFileBytes, &bytes));
   return decode_image_memory(bytes.data(), bytes.size(), path, out);
 }
 

@@ -12,8 +12,7 @@
 namespace vitrt {
 namespace image_internal {
 
-// PIL refuses images above 2 * Image.MAX_IMAGE_PIXELS (decompression-bomb error); so do we.
-constexpr int64_t kMaxPixels = 2 * 89478485LL;
+constexpr int64_t kMaxPixels = kMaxImagePixels;
 
 // Both decoders produce RGB (channels 3) and name `name` in every error.
 Status decode_png(const uint8_t* data, size_t size, const std::string& name, Image* out);
@@ -22,8 +21,12 @@ Status decode_jpeg(const uint8_t* data, size_t size, const std::string& name, Im
 // OK when img has positive dimensions, 1 or 3 channels and exactly width*height*channels pixels.
 Status check_image(const Image& img, const char* what);
 
-// Allocates dst->pixels, turning std::bad_alloc into a Status.
-Status allocate_image(int width, int height, int channels, Image* dst);
+// Allocates dst->pixels. Sizes above kMaxImagePixels and std::bad_alloc are kBadInput (the sizes come from an
+// image) naming the sizes; `what` prefixes the message.
+Status allocate_image(int width, int height, int channels, Image* dst, const std::string& what = "image");
+
+// The pixel-limit message shared by the decoders and the resize.
+std::string pixel_limit_message(int64_t width, int64_t height);
 
 }  // namespace image_internal
 }  // namespace vitrt

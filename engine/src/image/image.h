@@ -16,6 +16,23 @@
 
 namespace vitrt {
 
+// Limits on untrusted images (the CLI's --help repeats them). Each is checked before the memory it bounds is
+// allocated, and passing one is a kBadInput error that names the image, its sizes and the limit.
+// - Pixels: PIL refuses images above 2 * Image.MAX_IMAGE_PIXELS (its decompression-bomb error); so do we, for
+//   decoded images and for the intermediate image of the resize (an extreme aspect ratio resized to the
+//   model's shorter side can pass it: 1x1,000,000 to 224 would be 224x224,000,000).
+constexpr int64_t kMaxImagePixels = 2 * 89478485LL;
+// - Image file size: larger files are refused before they are read (a 13000x13000 RGB PNG of noise is ~500
+// MB).
+constexpr uint64_t kMaxImageFileBytes = uint64_t{1} << 30;
+// - Decoder working memory: libjpeg's buffers (a progressive JPEG keeps all its coefficients, 2 bytes per
+// sample)
+//   and the whole-image buffer of an interlaced PNG (up to 8 bytes per pixel for 16-bit RGBA). Non-interlaced
+//   PNGs and sequential JPEGs are decoded row by row and need no such buffer.
+constexpr uint64_t kMaxImageDecodeBytes = uint64_t{1} << 30;
+// - PNG sides: libpng's default limit, set explicitly (a row buffer is sized by the width).
+constexpr uint32_t kMaxPngSide = 1000000;
+
 // An 8-bit image, HWC, rows top to bottom. channels: 1 (PIL mode "L") or 3 ("RGB").
 struct Image {
   int width = 0, height = 0, channels = 0;
@@ -23,7 +40,10 @@ struct Image {
 };
 
 // Decodes a PNG or JPEG (chosen by magic bytes, not by extension) to RGB with PIL's convert('RGB') semantics.
-// Unreadable files give kIo; corrupt, truncated or unsupported data give kBadInput; both name the file.
+// Unreadable files give kIo; corrupt, truncated or unsupported data, a file that is not a regular file (a
+// FIFO, a device, a directory: refused without blocking) and any of the limits above give kBadInput; all name
+// the file. A file whose data cannot hold the pixels its header declares is refused before the image is
+// allocated.
 Status decode_image(const std::string& path, Image* out);
 Status decode_image_memory(const uint8_t* data, size_t size, const std::string& name_for_messages,
                            Image* out);

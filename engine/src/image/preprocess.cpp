@@ -66,8 +66,9 @@ Status preprocess_image(const Image& img, const Preprocess& pp, float* dst) {
   VITRT_RETURN_IF_ERROR(check_preprocess(pp));
   try {
     return preprocess_impl(img, pp, dst);
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("preprocess: out of memory");
+  } catch (const std::bad_alloc&) {  // sized by the image: a bad input, exit code 3 in the CLI
+    return bad_input("preprocess: out of memory for a " + std::to_string(img.width) + "x" +
+                     std::to_string(img.height) + " image");
   }
 }
 

@@ -171,7 +171,7 @@ void resize_nearest(const Image& src, Image* dst) {
 }
 
 Status resize_impl(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst) {
-  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(out_w, out_h, src.channels, dst));
+  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(out_w, out_h, src.channels, dst, "resize"));
   if (interp == Interpolation::kNearest) {
     resize_nearest(src, dst);
     return Status::Ok();
@@ -195,7 +195,14 @@ Status resize_impl(const Image& src, int out_w, int out_h, Interpolation interp,
   // Horizontal pass over just the rows the vertical pass reads.
   const int row0 = tv.first[0];
   const int row1 = tv.first[out_h - 1] + tv.count[out_h - 1];
-  std::vector<uint8_t> tmp(static_cast<size_t>(row1 - row0) * out_w * c);
+  // tmp is (source rows the vertical pass reads) x out_w: bounded like the decoders' working memory.
+  const uint64_t tmp_bytes = static_cast<uint64_t>(row1 - row0) * static_cast<uint64_t>(out_w) * c;
+  if (tmp_bytes > kMaxImageDecodeBytes)
+    return bad_input("resize: " + std::to_string(src.width) + "x" + std::to_string(src.height) + " to " +
+                     std::to_string(out_w) + "x" + std::to_string(out_h) + " needs an intermediate of " +
+                     std::to_string(tmp_bytes) + " bytes, above the limit of " +
+                     std::to_string(kMaxImageDecodeBytes));
+  std::vector<uint8_t> tmp(static_cast<size_t>(tmp_bytes));
   resample_rows(src, row0, row1 - row0, th, out_w, tmp.data());
   resample_cols(tmp.data(), out_w, c, row0, tv, out_h, dst->pixels.data());
   return Status::Ok();
@@ -219,10 +226,10 @@ Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, 
   Image result;
   try {
     VITRT_RETURN_IF_ERROR(resize_impl(src, out_w, out_h, interp, &result));
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("resize: out of memory resizing " + std::to_string(src.width) + "x" +
-                         std::to_string(src.height) + " to " + std::to_string(out_w) + "x" +
-                         std::to_string(out_h));
+  } catch (const std::bad_alloc&) {  // the taps or the intermediate image
+    return bad_input("resize: out of memory resizing " + std::to_string(src.width) + "x" +
+                     std::to_string(src.height) + " to " + std::to_string(out_w) + "x" +
+                     std::to_string(out_h));
   }
   *dst = std::move(result);  // src may alias dst
   return Status::Ok();

@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 // Geometric and colour transforms of the eval pipeline: PIL convert('L'), torchvision Resize(int),
 // CenterCrop.
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -35,19 +36,29 @@ Status resize_shorter_side(const Image& src, int size, Interpolation interp, Ima
   VITRT_RETURN_IF_ERROR(image_internal::check_image(src, "resize_shorter_side"));
   if (size <= 0)
     return invalid_argument("resize_shorter_side: size must be positive, got " + std::to_string(size));
+  // A shorter side whose square passes the pixel limit fits no image: the caller's argument is wrong. Past
+  // this, an output too large comes from the image's aspect ratio and is a bad input.
+  if (static_cast<int64_t>(size) * size > image_internal::kMaxPixels)
+    return invalid_argument("resize_shorter_side: a shorter side of " + std::to_string(size) +
+                            " gives at least " + image_internal::pixel_limit_message(size, size));
   const bool portrait = src.width <= src.height;  // torchvision: short, long = (w, h) if w <= h else (h, w)
   const int64_t shorter = portrait ? src.width : src.height;
   const int64_t longer = portrait ? src.height : src.width;
-  // Python: int(size * long / short), true division of exact integers, then truncation.
+  // Python: int(size * long / short), true division of exact integers, then truncation. size is at most
+  // sqrt(kMaxPixels) and longer at most kMaxPixels, so size * longer < 2^53 is exact in a double, and
+  // new_long * size below cannot overflow.
   const double long_f =
       static_cast<double>(static_cast<int64_t>(size) * longer) / static_cast<double>(shorter);
-  if (long_f >= 2147483647.0)
-    return invalid_argument("resize_shorter_side: resizing " + std::to_string(src.width) + "x" +
-                            std::to_string(src.height) + " to shorter side " + std::to_string(size) +
-                            " gives a longer side out of range");
-  const int new_long = static_cast<int>(long_f);
-  const int new_w = portrait ? size : new_long;
-  const int new_h = portrait ? new_long : size;
+  // An extreme aspect ratio makes the resized image huge before the crop: refuse it by the pixel limit (the
+  // size a bad input gives; PIL would run out of memory or raise its decompression-bomb error).
+  const int64_t new_long = static_cast<int64_t>(long_f);
+  if (new_long > INT32_MAX || new_long * size > image_internal::kMaxPixels)
+    return bad_input(
+        "resizing the " + std::to_string(src.width) + "x" + std::to_string(src.height) +
+        " image to shorter side " + std::to_string(size) + ": " +
+        image_internal::pixel_limit_message(portrait ? size : new_long, portrait ? new_long : size));
+  const int new_w = portrait ? size : static_cast<int>(new_long);
+  const int new_h = portrait ? static_cast<int>(new_long) : size;
   return resize_pil(src, new_w, new_h, interp, dst);
 }
 

@@ -2,12 +2,18 @@
 // Copyright the vitrt authors.
 #include "cli_common.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <iostream>
+
+#include "common/npy.h"
+#include "image/image.h"
 
 namespace vitrt::cli {
 
@@ -56,29 +62,104 @@ int create_session_or_report(std::shared_ptr<const Model> model, const RunOption
   return kExitOk;
 }
 
-Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images) {
-  namespace fs = std::filesystem;
-  auto is_image = [](const fs::path& p) {
-    std::string ext = p.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-  };
+namespace {
+
+bool has_image_extension(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return false;
+  std::string ext = name.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+// Walks `dir` (already stat'ed as a directory) in sorted order without following symlinks to directories.
+// Symlinks to regular image files are listed; every file and directory is taken once, by (device, inode).
+Status walk(const std::string& dir, const struct stat& dir_st, int depth, ImageWalk* w,
+            std::vector<std::string>* out) {
+  if (!w->dirs.insert({dir_st.st_dev, dir_st.st_ino}).second) return Status::Ok();  // already walked
+  if (depth > kMaxWalkDepth)
+    return bad_input("directory '" + dir + "' is more than " + std::to_string(kMaxWalkDepth) +
+                     " levels deep (the limit of a directory walk)");
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return io_error("cannot read directory '" + dir + "': " + std::strerror(errno));
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+    errno = 0;
+  }
+  const int read_errno = errno;
+  ::closedir(d);
+  if (read_errno != 0) return io_error("cannot read directory '" + dir + "': " + std::strerror(read_errno));
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string path = dir == "/" ? "/" + name : dir + "/" + name;
+    struct stat lst;
+    if (::lstat(path.c_str(), &lst) != 0) continue;  // vanished since readdir
+    if (S_ISDIR(lst.st_mode)) {
+      VITRT_RETURN_IF_ERROR(walk(path, lst, depth + 1, w, out));
+      continue;
+    }
+    struct stat st = lst;
+    if (S_ISLNK(lst.st_mode) && ::stat(path.c_str(), &st) != 0) continue;  // dangling link
+    if (S_ISDIR(st.st_mode)) {
+      std::fprintf(stderr, "vitrt: note: not following '%s', a symlink to a directory\n", path.c_str());
+      continue;
+    }
+    // FIFOs, devices and sockets named *.png are not images (and opening a FIFO could block).
+    if (!S_ISREG(st.st_mode) || !has_image_extension(name)) continue;
+    if (!w->files.insert({st.st_dev, st.st_ino}).second) continue;  // the same file by another name
+    if (w->count >= kMaxListedImages)
+      return bad_input("more than " + std::to_string(kMaxListedImages) + " images under '" + dir + "'");
+    ++w->count;
+    out->push_back(path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
+                      ImageWalk* walk_state) {
+  ImageWalk local;
+  ImageWalk* w = walk_state ? walk_state : &local;
   for (const std::string& a : args) {
-    std::error_code ec;
-    if (fs::is_directory(a, ec)) {
+    struct stat st;
+    if (::stat(a.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // A directory named on the command line is walked even through a symlink; nothing below it is.
+      std::string dir = a;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(a, fs::directory_options::follow_directory_symlink, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file(ec) && is_image(it->path())) found.push_back(it->path().string());
-      if (ec) return io_error("cannot read directory '" + a + "': " + ec.message());
-      std::sort(found.begin(), found.end());
-      if (found.empty()) return bad_input("directory '" + a + "' contains no .png/.jpg/.jpeg images");
+      const bool seen = w->dirs.count({st.st_dev, st.st_ino}) != 0;
+      VITRT_RETURN_IF_ERROR(walk(dir, st, 0, w, &found));
+      if (found.empty())
+        return bad_input("directory '" + a + "' contains no .png/.jpg/.jpeg images" +
+                         (seen ? " (it was already walked under another name)" : ""));
       images->insert(images->end(), found.begin(), found.end());
+    } else if (::stat(a.c_str(), &st) == 0 && !w->files.insert({st.st_dev, st.st_ino}).second) {
+      continue;  // the same file named twice
     } else {
-      images->push_back(a);  // a file: decoding reports it if it is missing or not an image
+      images->push_back(a);  // a file: decoding reports it if it is missing or not a regular image file
     }
   }
   return Status::Ok();
+}
+
+std::string input_limits_help() {
+  char buf[1024];
+  std::snprintf(
+      buf, sizeof buf,
+      "Input limits (a bad input, exit code 3, names the file and the limit):\n"
+      "  images: regular files (not FIFOs or devices) of at most %llu MiB, at most %lld pixels (PIL's\n"
+      "    decompression-bomb limit), also after the resize to the model's shorter side; at most %llu MiB\n"
+      "    of decoder memory (progressive JPEG, interlaced PNG); PNG sides at most %u.\n"
+      "  .npy tensors: regular files of at most %llu GiB, exactly the bytes their header declares.\n"
+      "  directories: walked to %d levels, symlinks to directories not followed, each file once.",
+      static_cast<unsigned long long>(kMaxImageFileBytes >> 20), static_cast<long long>(kMaxImagePixels),
+      static_cast<unsigned long long>(kMaxImageDecodeBytes >> 20), kMaxPngSide,
+      static_cast<unsigned long long>(kMaxNpyFileBytes >> 30), kMaxWalkDepth);
+  return buf;
 }
 
 Progress::Progress(size_t total, const char* what)

@@ -4,7 +4,9 @@
 // Shared pieces of the `vitrt` subcommands: model/session set-up with exit codes, image listing, output.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/exit_codes.h"
@@ -34,8 +36,27 @@ int load_model_or_report(const std::string& path, std::shared_ptr<const Model>* 
 int create_session_or_report(std::shared_ptr<const Model> model, const RunOptions& o, int64_t max_batch,
                              std::unique_ptr<Session>* out);
 
-// Expands files and directories (recursively, sorted) into image files (.png .jpg .jpeg, any case).
-Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images);
+// Directory walks: at most this many levels below a directory named on the command line, and this many
+// images.
+constexpr int kMaxWalkDepth = 64;
+constexpr size_t kMaxListedImages = size_t{1} << 24;
+
+// What a directory walk has seen, by (device, inode), so that no directory is walked twice and no file is
+// listed twice, whatever symlinks or hard links lead to it. One ImageWalk may span several collect_images
+// calls.
+struct ImageWalk {
+  std::set<std::pair<uint64_t, uint64_t>> dirs, files;
+  size_t count = 0;
+};
+
+// Expands files and directories into image files (.png .jpg .jpeg, any case): directories recursively, each
+// one's files in sorted order, symlinks to directories not followed (a note says so), symlinks to files kept,
+// non-regular files skipped, each file once. `walk` (optional) carries the seen sets across calls.
+Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
+                      ImageWalk* walk = nullptr);
+
+// The input limits, for the subcommands' --help.
+std::string input_limits_help();
 
 // Writes a progress bar on stderr when it is a terminal, or a line every 10% otherwise.
 class Progress {

@@ -147,10 +147,12 @@ Runner add_bench(CLI::App& app) {
   sub->add_option("-m,--model", o->model, "model file (.vitrt)")->required();
   sub->add_option("--batch", o->batches, "batch sizes, comma separated")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   sub->add_option("-t,--threads", o->threads, "thread counts, comma separated")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   sub->add_option("-b,--backend", o->backends, "backends, comma separated")
       ->delimiter(',')
       ->capture_default_str();

@@ -35,9 +35,8 @@ void softmax_top_k(const float* logits, int classes, int k, Result* r) {
   std::vector<int> idx(classes);
   for (int c = 0; c < classes; ++c) idx[c] = c;
   k = std::min(k, classes);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
   for (int i = 0; i < k; ++i) {
     r->top.emplace_back(idx[i], static_cast<float>(std::exp(static_cast<double>(logits[idx[i]]) - mx) / sum));
     r->top_logits.push_back(logits[idx[i]]);
@@ -89,7 +88,9 @@ int run_classify(const Options& o) {
   progress.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& labels = g.metadata.labels;
-  auto label = [&](int c) { return c < static_cast<int>(labels.size()) ? labels[c] : "class_" + std::to_string(c); };
+  auto label = [&](int c) {
+    return c < static_cast<int>(labels.size()) ? labels[c] : "class_" + std::to_string(c);
+  };
   if (o.json) {
     std::printf("{\"model\": \"%s\", \"results\": [", json_escape(o.run.model_path).c_str());
     for (size_t i = 0; i < results.size(); ++i) {
@@ -101,8 +102,9 @@ int run_classify(const Options& o) {
       }
       std::printf("\"top\": [");
       for (size_t k = 0; k < r.top.size(); ++k)
-        std::printf("%s{\"index\": %d, \"label\": \"%s\", \"probability\": %.6g, \"logit\": %.6g}", k ? ", " : "",
-                    r.top[k].first, json_escape(label(r.top[k].first)).c_str(), r.top[k].second, r.top_logits[k]);
+        std::printf("%s{\"index\": %d, \"label\": \"%s\", \"probability\": %.6g, \"logit\": %.6g}",
+                    k ? ", " : "", r.top[k].first, json_escape(label(r.top[k].first)).c_str(),
+                    r.top[k].second, r.top_logits[k]);
       std::printf("]}");
     }
     std::printf("\n]}\n");
@@ -111,13 +113,13 @@ int run_classify(const Options& o) {
       if (!r.error.empty()) continue;
       std::printf("%s\n", r.image.c_str());
       for (size_t k = 0; k < r.top.size(); ++k)
-        std::printf("  %d. %-24s %6.2f%%  (class %d)\n", static_cast<int>(k + 1), label(r.top[k].first).c_str(),
-                    100.0 * r.top[k].second, r.top[k].first);
+        std::printf("  %d. %-24s %6.2f%%  (class %d)\n", static_cast<int>(k + 1),
+                    label(r.top[k].first).c_str(), 100.0 * r.top[k].second, r.top[k].first);
     }
   }
   std::fprintf(stderr, "classified %zu image(s) in %.3f s (%.1f images/s, backend %s, batch %d)\n",
-               images.size() - failed, secs, (images.size() - failed) / std::max(secs, 1e-9), session->backend_name(),
-               batch);
+               images.size() - failed, secs, (images.size() - failed) / std::max(secs, 1e-9),
+               session->backend_name(), batch);
   if (failed) {
     std::fprintf(stderr, "vitrt: %d image(s) could not be read\n", failed);
     return kExitBadInput;
@@ -132,8 +134,11 @@ Runner add_classify(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("classify", "classify images (PNG/JPEG files or directories of them)");
   add_run_options(sub, &o->run);
   sub->add_option("images", o->inputs, "image files or directories")->required();
-  sub->add_option("-k,--top-k", o->top_k, "how many classes to print per image")->capture_default_str()->check(CLI::Range(1, 100000));
+  sub->add_option("-k,--top-k", o->top_k, "how many classes to print per image")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   sub->add_flag("--json", o->json, "machine-readable output");
+  sub->footer(input_limits_help());
   return [o] { return run_classify(*o); };
 }
 

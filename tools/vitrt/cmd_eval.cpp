@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// vitrt eval -m MODEL DIR: top-1/top-5 accuracy over an ImageFolder-style directory (one sub-folder per class,
-// as ImageNet validation sets are laid out), with images/s, a progress bar and --json.
+// vitrt eval -m MODEL DIR: top-1/top-5 accuracy over an ImageFolder-style directory (one sub-folder per
+// class, as ImageNet validation sets are laid out), with images/s, a progress bar and --json.
 //
 // Folder -> class: a folder whose name matches one of the model's labels (case-insensitively, punctuation and
 // spaces ignored) is that class; otherwise folders are numbered in sorted order, as torchvision's ImageFolder
 // does, which requires as many folders as the model has classes.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -41,29 +43,43 @@ struct Sample {
   int label;
 };
 
-Status list_samples(const std::string& dir, const std::vector<std::string>& labels, std::vector<Sample>* samples,
-                    std::string* mapping_note) {
+Status list_samples(const std::string& dir, const std::vector<std::string>& labels,
+                    std::vector<Sample>* samples, std::string* mapping_note) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return bad_input("'" + dir + "' is not a directory");
+  // Class folders are the real sub-directories: a symlinked folder could be DIR itself or another class.
   std::vector<std::string> folders;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory()) folders.push_back(e.path().filename().string());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink(ec) && it->is_directory(ec)) {
+      std::fprintf(stderr, "vitrt: note: not following '%s', a symlink to a directory\n", it->path().c_str());
+      continue;
+    }
+    if (it->is_directory(ec)) folders.push_back(it->path().filename().string());
+  }
   if (ec) return io_error("cannot read '" + dir + "': " + ec.message());
   std::sort(folders.begin(), folders.end());
-  if (folders.empty()) return bad_input("'" + dir + "' has no class sub-folders (expected DIR/<class>/<image>)");
+  if (folders.empty())
+    return bad_input("'" + dir + "' has no class sub-folders (expected DIR/<class>/<image>)");
   std::map<std::string, int> by_label;
   for (size_t i = 0; i < labels.size(); ++i) by_label.emplace(normalize(labels[i]), static_cast<int>(i));
   bool all_match = true;
   for (const auto& f : folders) all_match = all_match && by_label.count(normalize(f));
   if (!all_match && folders.size() != labels.size())
-    return bad_input("'" + dir + "' has " + std::to_string(folders.size()) + " class folders whose names are not all "
-                     "model labels, and the model has " + std::to_string(labels.size()) + " classes");
-  *mapping_note = all_match ? "folders matched to labels by name" : "folders numbered in sorted order (ImageFolder)";
+    return bad_input("'" + dir + "' has " + std::to_string(folders.size()) +
+                     " class folders whose names are not all "
+                     "model labels, and the model has " +
+                     std::to_string(labels.size()) + " classes");
+  *mapping_note =
+      all_match ? "folders matched to labels by name" : "folders numbered in sorted order (ImageFolder)";
+  // One walk over every class, so that a file linked into two class folders is counted once (in the first).
+  ImageWalk walk;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) walk.dirs.insert({st.st_dev, st.st_ino});
   for (size_t i = 0; i < folders.size(); ++i) {
     const int label = all_match ? by_label[normalize(folders[i])] : static_cast<int>(i);
     std::vector<std::string> images;
-    VITRT_RETURN_IF_ERROR(collect_images({(fs::path(dir) / folders[i]).string()}, &images));
+    VITRT_RETURN_IF_ERROR(collect_images({(fs::path(dir) / folders[i]).string()}, &images, &walk));
     for (auto& p : images) samples->push_back({std::move(p), label});
   }
   return Status::Ok();
@@ -93,7 +109,8 @@ int run_eval(const Options& o) {
   if (!o.predictions_path.empty()) {
     predictions.open(o.predictions_path);
     if (!predictions)
-      return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"), false);
+      return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"),
+                          false);
     predictions << "# image\ttrue\tpredicted\tprobability (softmax of the top-1 logit)\n";
   }
   int64_t top1 = 0, top5 = 0, seen = 0, unreadable = 0;
@@ -121,7 +138,8 @@ int run_eval(const Options& o) {
       for (int j = 0; j < n; ++j) {
         const float* l = y.data() + static_cast<size_t>(classes) * j;
         const int truth = labels_in_batch[j];
-        int rank = 0;  // classes scoring strictly higher than the truth (ties go to the lower index, as argmax)
+        int rank =
+            0;  // classes scoring strictly higher than the truth (ties go to the lower index, as argmax)
         for (int c = 0; c < classes; ++c)
           if (l[c] > l[truth] || (l[c] == l[truth] && c < truth)) ++rank;
         top1 += rank == 0;
@@ -132,7 +150,8 @@ int run_eval(const Options& o) {
             if (l[c] > l[best]) best = c;
           double z = 0;
           for (int c = 0; c < classes; ++c) z += std::exp(static_cast<double>(l[c]) - l[best]);
-          predictions << samples[sample_in_batch[j]].path << '\t' << truth << '\t' << best << '\t' << 1.0 / z << '\n';
+          predictions << samples[sample_in_batch[j]].path << '\t' << truth << '\t' << best << '\t' << 1.0 / z
+                      << '\n';
         }
         per_class_total[truth]++;
         per_class_hit[truth] += rank == 0;
@@ -143,32 +162,37 @@ int run_eval(const Options& o) {
   }
   progress.finish();
   if (predictions.is_open() && !predictions.flush())
-    return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"), false);
+    return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"),
+                        false);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double acc1 = seen ? 100.0 * top1 / seen : 0, acc5 = seen ? 100.0 * top5 / seen : 0;
   if (o.json) {
-    std::printf("{\"model\": \"%s\", \"dir\": \"%s\", \"images\": %lld, \"unreadable\": %lld, \"top1\": %.4f, "
-                "\"top5\": %.4f, \"images_per_s\": %.2f, \"inference_images_per_s\": %.2f, \"backend\": \"%s\", "
-                "\"batch\": %d, \"per_class_top1\": {",
-                json_escape(o.run.model_path).c_str(), json_escape(o.dir).c_str(), static_cast<long long>(seen),
-                static_cast<long long>(unreadable), acc1, acc5, seen / std::max(total_s, 1e-9),
-                seen / std::max(infer_s, 1e-9), session->backend_name(), batch);
+    std::printf(
+        "{\"model\": \"%s\", \"dir\": \"%s\", \"images\": %lld, \"unreadable\": %lld, \"top1\": %.4f, "
+        "\"top5\": %.4f, \"images_per_s\": %.2f, \"inference_images_per_s\": %.2f, \"backend\": \"%s\", "
+        "\"batch\": %d, \"per_class_top1\": {",
+        json_escape(o.run.model_path).c_str(), json_escape(o.dir).c_str(), static_cast<long long>(seen),
+        static_cast<long long>(unreadable), acc1, acc5, seen / std::max(total_s, 1e-9),
+        seen / std::max(infer_s, 1e-9), session->backend_name(), batch);
     bool first = true;
     for (int c = 0; c < classes; ++c) {
       if (!per_class_total[c]) continue;
-      const std::string name = c < static_cast<int>(g.metadata.labels.size()) ? g.metadata.labels[c] : std::to_string(c);
+      const std::string name =
+          c < static_cast<int>(g.metadata.labels.size()) ? g.metadata.labels[c] : std::to_string(c);
       std::printf("%s\"%s\": %.4f", first ? "" : ", ", json_escape(name).c_str(),
                   100.0 * per_class_hit[c] / per_class_total[c]);
       first = false;
     }
     std::printf("}}\n");
   } else {
-    std::printf("images     %lld (%lld unreadable)\n", static_cast<long long>(seen), static_cast<long long>(unreadable));
+    std::printf("images     %lld (%lld unreadable)\n", static_cast<long long>(seen),
+                static_cast<long long>(unreadable));
     std::printf("top-1      %.2f%%\ntop-5      %.2f%%\n", acc1, acc5);
-    std::printf("speed      %.1f images/s end to end (decode + preprocess + inference), %.1f images/s inference "
-                "only (backend %s, batch %d, %d thread(s))\n",
-                seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name(), batch,
-                o.run.threads);
+    std::printf(
+        "speed      %.1f images/s end to end (decode + preprocess + inference), %.1f images/s inference "
+        "only (backend %s, batch %d, %d thread(s))\n",
+        seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name(), batch,
+        o.run.threads);
   }
   return unreadable ? kExitBadInput : kExitOk;
 }
@@ -177,13 +201,17 @@ int run_eval(const Options& o) {
 
 Runner add_eval(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("eval", "top-1/top-5 accuracy over an ImageFolder directory (DIR/<class>/<image>)");
+  CLI::App* sub =
+      app.add_subcommand("eval", "top-1/top-5 accuracy over an ImageFolder directory (DIR/<class>/<image>)");
   add_run_options(sub, &o->run);
   sub->add_option("dir", o->dir, "directory with one sub-folder per class")->required();
-  sub->add_option("--limit", o->limit, "evaluate at most this many images (0: all)");
+  sub->add_option("--limit", o->limit, "evaluate at most this many images (0: all)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_option("--predictions", o->predictions_path,
                   "write one line per image: path, true class, predicted class, its probability (TSV)");
+  sub->footer(input_limits_help());
   return [o] { return run_eval(*o); };
 }
 

@@ -29,10 +29,12 @@ int run_preprocess(const Options& o) {
 
 Runner add_preprocess(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("preprocess", "write the preprocessed input tensor of an image as .npy [1,C,H,W]");
+  CLI::App* sub =
+      app.add_subcommand("preprocess", "write the preprocessed input tensor of an image as .npy [1,C,H,W]");
   sub->add_option("-m,--model", o->model, "model file (.vitrt)")->required();
   sub->add_option("image", o->image, "PNG or JPEG image")->required();
   sub->add_option("-o,--output", o->output, "output .npy")->required();
+  sub->footer(input_limits_help());
   return [o] { return run_preprocess(*o); };
 }
 

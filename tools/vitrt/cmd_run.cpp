@@ -29,7 +29,8 @@ Status dump_tensors(const Session& s, const std::string& dir) {
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
       char prefix[16];
       std::snprintf(prefix, sizeof prefix, "%04d_", index++);
-      VITRT_RETURN_IF_ERROR(write_npy_f32(dir + "/" + prefix + name + ".npy", s.tensor_data(t), s.tensor_shape(t).to_vector()));
+      VITRT_RETURN_IF_ERROR(
+          write_npy_f32(dir + "/" + prefix + name + ".npy", s.tensor_data(t), s.tensor_shape(t).to_vector()));
     }
   return Status::Ok();
 }
@@ -46,8 +47,8 @@ int run_run(const Options& o) {
   if (shape.size() != 4 || shape[1] != in[1] || shape[2] != in[2] || shape[3] != in[3] || shape[0] < 1) {
     Shape got;
     Shape::from_vector(shape, &got);
-    std::cerr << "vitrt: --input '" << o.input << "': expected float32 [N," << in[1] << "," << in[2] << "," << in[3]
-              << "] (NCHW, preprocessed), got " << got.str() << "\n";
+    std::cerr << "vitrt: --input '" << o.input << "': expected float32 [N," << in[1] << "," << in[2] << ","
+              << in[3] << "] (NCHW, preprocessed), got " << got.str() << "\n";
     return kExitBadInput;
   }
   const int64_t n = shape[0];
@@ -98,11 +99,13 @@ int run_run(const Options& o) {
 
 Runner add_run(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("run", "run a preprocessed float32 NCHW .npy batch, write the logits as .npy");
+  CLI::App* sub =
+      app.add_subcommand("run", "run a preprocessed float32 NCHW .npy batch, write the logits as .npy");
   add_run_options(sub, &o->run);
   sub->add_option("-i,--input", o->input, "input .npy, float32 [N,C,H,W]")->required();
   sub->add_option("-o,--output", o->output, "output .npy, float32 [N,classes]")->required();
   sub->add_option("--dump-dir", o->dump_dir, "also write every intermediate tensor as DIR/NNN_<name>.npy");
+  sub->footer(input_limits_help());
   return [o] { return run_run(*o); };
 }
 

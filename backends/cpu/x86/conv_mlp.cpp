@@ -41,9 +41,9 @@ class ConvMlpKernel final : public ref::RefKernel {
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads),
         ch_(plan.src_shapes[1][0]),
         fc1_(ctx_->isa == X86Isa::kAvx512, plan.src_tensors[1]->f32(), ch_, plan.src_shapes[1][1],
-             band_rows * a.width),
+             band_rows * a.width, ctx_->options.gemm_tile),
         fc2_(ctx_->isa == X86Isa::kAvx512, plan.src_tensors[5]->f32(), plan.src_shapes[5][0], ch_,
-             band_rows * a.width),
+             band_rows * a.width, ctx_->options.gemm_tile),
         dw_(std::move(dw)) {}
   bool ok() const { return fc1_.ok() && fc2_.ok(); }
 
@@ -165,10 +165,11 @@ Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& pl
   if (plan.src_shapes[3][0] != ch || plan.src_shapes[3][1] != 1) return Status::Ok();
   // Band rows: enough tokens per band (2·max(C, Co)) that the weights, read once per band, cost less traffic
   // than the hidden band itself (lavit b8, 2 threads: 4 rows at 56x56xC=64 and 8-16 at 28x28xC=128 measured
-  // best; 2 rows cost 3% and 6% more); an environment override for measurements.
+  // best; 2 rows cost 3% and 6% more); options.conv_mlp_rows (VITRT_CONV_MLP_ROWS) overrides it for
+  // measurements.
   const int64_t width_in = std::max(plan.src_shapes[1][1], plan.src_shapes[5][0]);
   int64_t rows = std::max<int64_t>(1, (2 * width_in + a->width - 1) / a->width);
-  if (const char* env = std::getenv("VITRT_CONV_MLP_ROWS")) rows = std::max(1, std::atoi(env));
+  if (ctx->options.conv_mlp_rows > 0) rows = ctx->options.conv_mlp_rows;
   rows = std::min<int64_t>(rows, a->height);
   std::vector<float> dw(static_cast<size_t>(ch * kh * kw));
   const float* w = plan.src_tensors[3]->f32();
@@ -178,7 +179,7 @@ Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& pl
   if (!k->ok()) return out_of_memory("ConvMlp '" + plan.node->name + "': cannot allocate the packed weights");
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
   info->workspace_bytes = static_cast<size_t>(ConvMlpKernel::thread_floats(*a, rows, ch) * threads) * 4;
-  if (std::getenv("VITRT_X86_VERBOSE"))
+  if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: ConvMlp '%s' %s, hidden %lld: bands of %lld rows\n",
                  plan.node->name.c_str(), xs.str().c_str(), static_cast<long long>(ch),
                  static_cast<long long>(rows));

@@ -6,7 +6,6 @@
 // the ISA's row kernel (depthwise_nhwc_impl.h: register strips of pixels × channels, bias and activation in
 // registers).
 #include <algorithm>
-#include <cstdlib>
 #include <vector>
 
 #include "backends/cpu/ref/activation.h"
@@ -103,13 +102,17 @@ Status create_conv2d_any_layout(const std::shared_ptr<Context>& ctx, const Kerne
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (a->channels_last) return create_conv2d_channels_last(ctx, plan, kernel, info);
-  // Depthwise: the direct NCHW kernel in conv2d.cpp; everything else on the packed GEMM (oneDNN, whose
-  // execute allocates, with VITRT_X86_ONEDNN=1).
-  static const bool onednn = std::getenv("VITRT_X86_ONEDNN") && std::getenv("VITRT_X86_ONEDNN")[0] == '1';
+  // Depthwise: the direct NCHW kernel in conv2d.cpp; everything else on the packed GEMM (or oneDNN, whose
+  // execute allocates, with options.use_onednn; what it declines runs on the packed GEMM).
   const Shape& xs = plan.src_shapes[0];
   const Shape& ws = plan.src_shapes[1];
   const bool depthwise = xs.rank == 4 && ws.rank == 4 && a->groups == xs[1] && ws[0] == xs[1] && ws[1] == 1;
-  if (depthwise || onednn) return create_conv2d(ctx, plan, kernel, info);
+  if (depthwise) return create_conv2d_depthwise(ctx, plan, kernel, info);
+  if (ctx->alt) {
+    VITRT_RETURN_IF_ERROR(ctx->alt->create_conv2d(plan, kernel, info));
+    if (*kernel) return Status::Ok();
+    *info = KernelInfo{};
+  }
   return create_conv2d_gemm(ctx, plan, kernel, info);
 }
 

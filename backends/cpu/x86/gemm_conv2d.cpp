@@ -38,7 +38,7 @@ class GemmConvKernel final : public ref::RefKernel {
     cout_g_ = w[0] / a.groups;
     k_ = w[1] * w[2] * w[3];
     pix_ = y[2] * y[3];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, cout_g_, pix_, k_);
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, cout_g_, pix_, k_, ctx_->options.gemm_tile);
     fold_ = pix_ % gemm_->nr != 0;
   }
   // Workspace, per planned thread: the k × NR im2col panel, and with folded panels the cout/groups × NR block
@@ -171,7 +171,7 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
     return Status::Ok();
   auto k = std::make_unique<GemmConvKernel>(plan, ctx, *a);
   info->workspace_bytes = k->workspace_bytes();
-  if (std::getenv("VITRT_X86_VERBOSE"))
+  if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: im2col panels + packed gemm\n",
                  plan.node->name.c_str(), xs.str().c_str(), plan.dst_shapes[0].str().c_str());
   *kernel = std::move(k);

@@ -45,7 +45,7 @@ class GemmConvNhwcKernel final : public ref::RefKernel {
     kw_ = ws[3];
     k_ = kh_ * kw_ * cin_;
     pointwise_ = kh_ == 1 && kw_ == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, ys.numel() / n_, n_, k_);
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, ys.numel() / n_, n_, k_, ctx_->options.gemm_tile);
     const int mr = gemm_->mr;
     chunk_rows_ = std::max<int64_t>(mr, kChunkBytes / (k_ * 4) / mr * mr);
     std::vector<float> reordered(static_cast<size_t>(n_ * k_));  // [Cout][kh][kw][Cin]
@@ -168,7 +168,7 @@ Status create_conv2d_nhwc_gemm(const std::shared_ptr<Context>& ctx, const Kernel
     return Status::Ok();  // grouped, computed weights or empty: the reference kernel
   auto k = std::make_unique<GemmConvNhwcKernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
-  if (std::getenv("VITRT_X86_VERBOSE"))
+  if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s (channels-last): packed gemm\n", plan.node->name.c_str(),
                  xs.str().c_str());
   info->workspace_bytes = k->workspace_bytes();

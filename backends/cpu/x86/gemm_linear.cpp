@@ -3,11 +3,10 @@
 // Linear on the backend's own packed GEMM (packed_gemm.h): y = x·Wᵀ + b, then the activation, then the
 // residual the planner may have fused in, all in registers before the block is stored. The weight is
 // packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
-// nothing (oneDNN's execute allocates on every call, so it is kept only behind VITRT_X86_ONEDNN=1, for
-// comparisons).
+// nothing (oneDNN's execute allocates on every call, so it is kept only behind X86Options::use_onednn, i.e.
+// VITRT_X86_ONEDNN=1, for comparisons, and only in builds with backends/cpu/onednn).
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
@@ -33,7 +32,8 @@ class GemmLinearKernel final : public ref::RefKernel {
     const Shape& ws = plan.src_shapes[1];
     n_ = ws[0];
     k_ = ws[1];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_, k_);
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_, k_,
+                             ctx_->options.gemm_tile);
     packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, k_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
     gemm_pack_transposed(plan.src_tensors[1]->f32(), n_, k_, gemm_->nr, packed_.data());
@@ -119,7 +119,7 @@ Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
     return Status::Ok();  // weights computed at run time, or empty: reference
   auto k = std::make_unique<GemmLinearKernel>(plan, ctx, a->activation);
   if (!k->ok()) return out_of_memory("Linear '" + plan.node->name + "': cannot allocate the packed weight");
-  if (std::getenv("VITRT_X86_VERBOSE"))
+  if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Linear '%s' %s x [%lld,%lld]: packed gemm\n", plan.node->name.c_str(),
                  plan.src_shapes[0].str().c_str(), static_cast<long long>(ws[0]),
                  static_cast<long long>(ws[1]));
@@ -129,8 +129,12 @@ Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
 
 Status create_linear_any(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
                          std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
-  static const bool onednn = std::getenv("VITRT_X86_ONEDNN") && std::getenv("VITRT_X86_ONEDNN")[0] == '1';
-  return onednn ? create_linear(ctx, plan, kernel, info) : create_linear_gemm(ctx, plan, kernel, info);
+  if (ctx->alt) {  // oneDNN (options.use_onednn); what it declines runs on the packed GEMM
+    VITRT_RETURN_IF_ERROR(ctx->alt->create_linear(plan, kernel, info));
+    if (*kernel) return Status::Ok();
+    *info = KernelInfo{};
+  }
+  return create_linear_gemm(ctx, plan, kernel, info);
 }
 
 }  // namespace x86

@@ -6,9 +6,10 @@
 //
 //   A. per item, in parallel: landmarks (r×r conv vectorised over output channels, then LayerNorm with double
 //      statistics and erf GELU exactly as the reference), stored transposed as Lᵀ [d][mp]; K2 [m][mp]; and
-//      for the scaled Newton variant the whole pseudo-inverse: from m = kPackedNewtonMinM on (K2 larger than
-//      about half of L2) on the packed GEMM (newton_iterate.h), below it with the simd row loops, which keep
-//      an m×m matrix in L2 and measured faster there (SOFT-Tiny at 448², m = 196: 129 against 145 ms).
+//      for the scaled Newton variant the whole pseudo-inverse: from m = X86Options::newton_packed_min_m (384)
+//      on (K2 larger than about half of L2) on the packed GEMM (newton_iterate.h), below it with the simd row
+//      loops, which keep an m×m matrix in L2 and measured faster there (SOFT-Tiny at 448², m = 196: 129
+//      against 145 ms).
 //      Both sum every element in the same order, so they give the same bits.
 //   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then
 //   the
@@ -47,14 +48,6 @@ constexpr int64_t kOutBlock = 32;  // tokens per (K1·K2⁺)·(K1ᵀ·V) block: 
 constexpr int64_t kRowBlock = 64;  // tokens per K1 block when one item is split over the threads
 constexpr int64_t kKvChunk = 256;  // tokens per K1ᵀ·V pass (keeps the K1 and V rows in L1/L2)
 constexpr int64_t kKvRows = 6;     // landmark rows per K1ᵀ·V task (the gemm's row tile)
-// Landmark count from which the Newton steps run on the packed GEMM; VITRT_X86_NEWTON_PACKED_MIN_M overrides
-// it (tests, measurements).
-constexpr int64_t kPackedNewtonMinM = 384;
-
-int64_t packed_newton_min_m() {
-  const char* env = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M");
-  return env ? std::atoll(env) : kPackedNewtonMinM;
-}
 
 struct Dims {
   int64_t batch, n, c, heads, d, height, width, r, m_h, m_w, m, k, mp, dp;
@@ -460,11 +453,12 @@ Status create_linear_attention(const std::shared_ptr<Context>& ctx, const Kernel
       ctx->isa == X86Isa::kAvx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
   const Dims dims = dims_of(*a, q, vc, simd->width);
-  const GemmKernels* gemm = gemm_kernels_for(ctx->isa == X86Isa::kAvx512, dims.m, dims.m, dims.m);
+  const GemmKernels* gemm =
+      gemm_kernels_for(ctx->isa == X86Isa::kAvx512, dims.m, dims.m, dims.m, ctx->options.gemm_tile);
   const Layout l = layout_of(dims, gemm, threads);
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
-  *kernel =
-      std::make_unique<LinearAttentionKernel>(plan, ctx, simd, gemm, dims.m >= packed_newton_min_m(), *a);
+  *kernel = std::make_unique<LinearAttentionKernel>(plan, ctx, simd, gemm,
+                                                    dims.m >= ctx->options.newton_packed_min_m, *a);
   return Status::Ok();
 }
 

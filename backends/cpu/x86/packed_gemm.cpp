@@ -9,10 +9,9 @@
 namespace vitrt {
 namespace x86 {
 
-const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k) {
+const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile) {
   if (!avx512) return gemm_kernels_avx2();
-  static const char* force = std::getenv("VITRT_GEMM_TILE");  // 0..2: for measurements
-  if (force) return gemm_kernels_avx512(std::atoi(force));
+  if (tile >= 0) return gemm_kernels_avx512(tile);  // X86Options::gemm_tile: for measurements
   // The tile that pads m × n the least, preferring 6 × 64 then 8 × 48 on ties. The 14-row tile reads 14 rows
   // of A at once: when the row stride is a multiple of 4 KB they all fall in one L1 set (12 ways) and evict
   // each other on every k, so it is only taken when it wastes clearly less.

@@ -59,8 +59,9 @@ struct GemmKernels {
 // AVX-512 tiles, rows × columns: 8 × 48, 14 × 32 and 6 × 64 (index 0..2); AVX2 has one (6 × 16).
 const GemmKernels* gemm_kernels_avx512(int which);
 const GemmKernels* gemm_kernels_avx2();
-// The tile for C[m, n] = A[m, k]·B (A's rows k floats apart).
-const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k);
+// The tile for C[m, n] = A[m, k]·B (A's rows k floats apart): the one that pads m × n the least, or AVX-512
+// tile `tile` (0..2) when it is not negative (X86Options::gemm_tile, for measurements).
+const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile = -1);
 
 // Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
 // gemm_packed_floats(n, k, nr).

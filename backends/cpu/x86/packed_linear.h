@@ -18,8 +18,9 @@ struct PackedLinear {
   AlignedFloats packed, bias;
   int64_t n = 0, k = 0;
 
-  PackedLinear(bool avx512, const float* w, int64_t n_, int64_t k_, int64_t rows) : n(n_), k(k_) {
-    gemm = gemm_kernels_for(avx512, rows, n, k);
+  PackedLinear(bool avx512, const float* w, int64_t n_, int64_t k_, int64_t rows, int tile = -1)
+      : n(n_), k(k_) {
+    gemm = gemm_kernels_for(avx512, rows, n, k, tile);
     packed = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n, k, gemm->nr)));
     bias = AlignedFloats(static_cast<size_t>(gemm_panels(n, gemm->nr) * gemm->nr));
     if (packed) gemm_pack_transposed(w, n, k, gemm->nr, packed.data());

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The x86 backend: a table OpType -> x86 factory (nullptr = reference), the reference backend for everything
-// the x86 kernels decline, one oneDNN engine and stream per backend (i.e. per session).
+// the x86 kernels decline, the resolved options, and the lent Linear/Conv2d kernels (oneDNN) when asked for
+// and registered (alt_kernels.h).
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "backends/cpu/x86/x86_internal.h"
@@ -93,22 +96,45 @@ class X86Backend final : public Backend {
 }  // namespace x86
 
 std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
-  const X86Isa isa = x86_effective_isa(options);
+  const X86Options resolved = x86_options_from_env(options);
+  X86Options caps = resolved;
+  caps.read_env = caps.read_env_tuning = false;  // already applied
+  const X86Isa isa = x86_effective_isa(caps);
   if (isa == X86Isa::kNone) return nullptr;
   auto ctx = std::make_shared<x86::Context>();
   ctx->isa = isa;
   ctx->simd = isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
-  // oneDNN's own cap is process-wide and only takes effect before its first primitive: best effort.
-  static std::once_flag once;
-  if (isa == X86Isa::kAvx2 && x86_detect_isa() == X86Isa::kAvx512)
-    std::call_once(once, [] { dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2); });
-  try {
-    ctx->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
-    ctx->stream = dnnl::stream(ctx->engine);
-  } catch (const dnnl::error&) {
-    return nullptr;
+  ctx->options = caps;
+  if (resolved.use_onednn) {
+    const x86::AltKernelsProvider provide = x86::alt_kernels_provider();
+    if (provide) ctx->alt = provide(caps, isa);
+    if (!ctx->alt) {  // a comparison run would otherwise time the wrong kernels without a word
+      static std::once_flag once;
+      std::call_once(once, [provide] {
+        std::fprintf(stderr,
+                     "vitrt x86: oneDNN kernels requested (VITRT_X86_ONEDNN=1) but %s: using the "
+                     "backend's own kernels\n",
+                     provide ? "oneDNN could not create its CPU engine" : "this build has no oneDNN");
+      });
+    }
   }
   return std::make_unique<x86::X86Backend>(std::move(ctx), create_reference_backend());
 }
+
+namespace x86 {
+namespace {
+std::atomic<AltKernelsProvider> g_alt_provider{
+    nullptr};  // constant-initialised: safe from static initialisers
+}  // namespace
+
+void register_alt_kernels_provider(AltKernelsProvider provider) {
+  g_alt_provider.store(provider);
+}
+
+AltKernelsProvider alt_kernels_provider() {
+  return g_alt_provider.load();
+}
+
+}  // namespace x86
 
 }  // namespace vitrt

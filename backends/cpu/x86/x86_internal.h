@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// What the x86 kernels share: the backend context (ISA table, oneDNN engine and stream, planned threads) and
+// What the x86 kernels share: the backend context (ISA table, options, the lent oneDNN kernels if any) and
 // the per-op factories. A factory that leaves *kernel empty declines the node, which then runs on the
 // reference kernel.
-#include <dnnl.hpp>
 #include <memory>
 
+#include "backends/cpu/x86/alt_kernels.h"
 #include "backends/cpu/x86/simd.h"
 #include "backends/cpu/x86/thread_pool.h"
 #include "backends/cpu/x86/x86_backend.h"
@@ -17,25 +17,24 @@ namespace x86 {
 struct Context {
   X86Isa isa = X86Isa::kNone;
   const SimdTable* simd = nullptr;
-  dnnl::engine engine;
-  dnnl::stream stream;
+  X86Options options;               // resolved (environment applied): the kernels' knobs
+  std::unique_ptr<AltKernels> alt;  // oneDNN's Linear/Conv2d when options.use_onednn and built in
 };
 
 using Factory = Status (*)(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
                            std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
-Status create_linear(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
-                     KernelInfo*);
 // Linear and Conv2d on the packed GEMM (gemm_linear.cpp, gemm_conv2d.cpp), and the entries that pick them
-// (oneDNN with VITRT_X86_ONEDNN=1).
+// (ctx->alt, i.e. oneDNN, with options.use_onednn).
 Status create_linear_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                           KernelInfo*);
 Status create_linear_any(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                          KernelInfo*);
 Status create_conv2d_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                           KernelInfo*);
-Status create_conv2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
-                     KernelInfo*);
+// Depthwise NCHW Conv2d, direct (conv2d.cpp).
+Status create_conv2d_depthwise(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                               KernelInfo*);
 // Channels-last convolutions: depthwise (depthwise_conv_nhwc.cpp, which also picks) and dense on the packed
 // GEMM (gemm_conv2d_nhwc.cpp); and the Conv2d entry that picks by layout.
 Status create_conv2d_nhwc_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
@@ -68,14 +67,6 @@ Status create_conv_mlp(const std::shared_ptr<Context>&, const KernelPlan&, std::
 inline int run_threads(const KernelArgs& args, int planned) {
   int n = args.num_threads < 1 ? 1 : args.num_threads;
   return n < planned ? n : planned;
-}
-
-// Executes a oneDNN primitive with up to 8 (arg, memory) pairs through the C API (no std::unordered_map).
-inline Status execute(const dnnl::primitive& p, const dnnl::stream& s, int n, const dnnl_exec_arg_t* args) {
-  if (dnnl_primitive_execute(p.get(), s.get(), n, args) != dnnl_success)
-    return runtime_error("oneDNN execute failed");
-  if (dnnl_stream_wait(s.get()) != dnnl_success) return runtime_error("oneDNN stream wait failed");
-  return Status::Ok();
 }
 
 }  // namespace x86

@@ -6,15 +6,14 @@
 // the kernel), user scratchpad mode with the scratchpad in the session workspace. Run only swaps pointers.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "backends/cpu/onednn/onednn_internal.h"
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
-#include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
-namespace x86 {
+namespace onednn {
 namespace {
 
 using dnnl::memory;
@@ -74,7 +73,7 @@ class LinearKernel final : public ref::RefKernel {
     }
     ThreadPool::set_threads(prev);
     *ws = std::max(item_.scratch_bytes, full_.scratch_bytes);
-    if (std::getenv("VITRT_X86_VERBOSE"))
+    if (ctx_->verbose)
       std::fprintf(stderr, "vitrt x86: Linear '%s' M=%lld K=%lld N=%lld: %s\n", node_.name.c_str(),
                    static_cast<long long>(m), static_cast<long long>(k_), static_cast<long long>(n_),
                    impl_.c_str());
@@ -185,5 +184,5 @@ Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   return Status::Ok();
 }
 
-}  // namespace x86
+}  // namespace onednn
 }  // namespace vitrt

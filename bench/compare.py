@@ -12,7 +12,8 @@ vitrt-convert, export ONNX (opset 14), then time
               4.6x slower than its AVX-512 'SkylakeX' ones);
   * ORT:      onnxruntime-node, intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel 'all';
 and the GEMM ceiling (oneDNN sgemm 1024^3, vitrt_gemm_ceiling) in the same run. Prints a table (latency, ratios,
-GFLOP/s, % of ceiling) or --json. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
+GFLOP/s, % of ceiling) or --json. vitrt_gemm_ceiling is built only where oneDNN is installed (libdnnl-dev:
+tools/setup.sh --bench, then reconfigure); without it the run goes on and reports no ceiling. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
 """
 import argparse
 import importlib
@@ -238,6 +239,9 @@ def time_ort(a, p):
 
 
 def gemm_ceiling(a):
+    """{threads: row} from vitrt_gemm_ceiling, or None when the build has none (no oneDNN)."""
+    if not os.access(a.gemm, os.X_OK):
+        return None
     rows = [json.loads(l) for l in subprocess.run([a.gemm, "--threads", f"1,{a.threads}"], check=True,
                                                   capture_output=True, text=True).stdout.splitlines() if l.strip()]
     return {r["threads"]: r for r in rows}
@@ -285,6 +289,9 @@ def main():
     import numpy as np
 
     ceiling = gemm_ceiling(a)
+    if ceiling is None:
+        log(f"compare: {a.gemm} is missing: it is built only when oneDNN is installed (libdnnl-dev, "
+            "tools/setup.sh --bench; then reconfigure the build), so this run reports no GEMM ceiling")
     blas_speeds = {}
     if "torch" not in skip and a.openblas_core is None:
         a.openblas_core, blas_speeds = pick_openblas_core(a)
@@ -314,25 +321,29 @@ def main():
                 row["ort"] = {k: o[k] for k in ("median_ms", "min_ms")}
             rows.append(row)
     # Ceiling and re-measure it at the end too (the machine is shared): report the max of both.
-    ceiling2 = gemm_ceiling(a)
-    ceil = {t: max(ceiling[t]["gflops"], ceiling2[t]["gflops"]) for t in ceiling}
+    ceiling2 = gemm_ceiling(a) if ceiling is not None else None
+    ceil = {t: max(ceiling[t]["gflops"], ceiling2[t]["gflops"]) for t in ceiling} if ceiling is not None else {}
     for r in rows:
         v = r["vitrt"]["median_ms"]
         r["vitrt_gflops"] = r["gflop"] / (v / 1e3)
-        r["pct_of_ceiling"] = 100.0 * r["vitrt_gflops"] / ceil[a.threads]
+        if a.threads in ceil:
+            r["pct_of_ceiling"] = 100.0 * r["vitrt_gflops"] / ceil[a.threads]
         if "torch" in r:
             r["ratio_vs_torch"] = v / r["torch"]["median_ms"]
         if "ort" in r:
             r["ratio_vs_ort"] = v / r["ort"]["median_ms"]
     result = {"threads": a.threads, "repeat": a.repeat, "warmup": a.warmup,
               "gemm_ceiling_gflops": {str(k): v for k, v in ceil.items()},
-              "gemm_ceiling_runs": [ceiling, ceiling2], "torch_openblas_core": a.openblas_core,
+              "gemm_ceiling_runs": [ceiling, ceiling2] if ceiling is not None else [], "torch_openblas_core": a.openblas_core,
               "torch_openblas_core_gflops": blas_speeds, "rows": rows}
     if a.json:
         print(json.dumps(result, indent=1, default=str))
         return
-    print(f"GEMM ceiling (oneDNN sgemm 1024^3, median of runs, best of start/end): "
-          + ", ".join(f"{k} thread(s) {v:.1f} GFLOP/s" for k, v in ceil.items()))
+    if ceil:
+        print(f"GEMM ceiling (oneDNN sgemm 1024^3, median of runs, best of start/end): "
+              + ", ".join(f"{k} thread(s) {v:.1f} GFLOP/s" for k, v in ceil.items()))
+    else:
+        print("GEMM ceiling: not measured (vitrt_gemm_ceiling needs oneDNN: tools/setup.sh --bench, reconfigure)")
     if a.openblas_core:
         print(f"PyTorch's OpenBLAS core: {a.openblas_core}"
               + (" (sgemm 1024^3: " + ", ".join(f"{c} {g:.0f}" for c, g in blas_speeds.items()) + " GFLOP/s)"
@@ -344,8 +355,9 @@ def main():
         f = lambda k: f"{r[k]['median_ms']:.2f}" if k in r else "-"  # noqa: E731
         g = lambda k: f"{r[k]:.2f}" if k in r else "-"  # noqa: E731
         dl = f"{r['max_abs_logit_diff_vs_torch']:.1e}" if "max_abs_logit_diff_vs_torch" in r else "-"
+        pct = f"{r['pct_of_ceiling']:.0f}%" if "pct_of_ceiling" in r else "-"
         print(f"| {r['model']} | {r['batch']} | {r['gflop']:.2f} | {f('vitrt')} | {f('torch')} | {f('ort')} | "
-              f"{g('ratio_vs_torch')} | {g('ratio_vs_ort')} | {r['vitrt_gflops']:.0f} | {r['pct_of_ceiling']:.0f}% | {dl} |")
+              f"{g('ratio_vs_torch')} | {g('ratio_vs_ort')} | {r['vitrt_gflops']:.0f} | {pct} | {dl} |")
 
 
 if __name__ == "__main__":

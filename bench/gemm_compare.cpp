@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/onednn/onednn_kernels.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "ops/op_registry.h"
 
@@ -105,14 +106,18 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--filter")) filter = argv[i + 1];
   }
   auto ctx = std::make_shared<x86::Context>();
-  ctx->isa = x86_effective_isa(X86Options{});
+  ctx->options = x86_options_from_env();  // VITRT_MAX_ISA, VITRT_GEMM_TILE, ... as in a session
+  ctx->isa = x86_effective_isa(ctx->options);
   if (ctx->isa == X86Isa::kNone) {
     std::fprintf(stderr, "vitrt_gemm_compare: no AVX2+FMA\n");
     return 1;
   }
   ctx->simd = ctx->isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
-  ctx->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
-  ctx->stream = dnnl::stream(ctx->engine);
+  const std::unique_ptr<x86::AltKernels> dnnl = onednn::create_kernels(ctx->options, ctx->isa);
+  if (!dnnl) {
+    std::fprintf(stderr, "vitrt_gemm_compare: oneDNN cannot create its CPU engine\n");
+    return 1;
+  }
   std::printf("%-6s %-34s %5s %2s %9s %9s %8s %8s %6s\n", "model", "shape", "batch", "t", "own_ms", "dnnl_ms",
               "own_gf", "dnnl_gf", "ratio");
   for (const Problem& pb : problems()) {
@@ -176,9 +181,10 @@ int main(int argc, char** argv) {
           p.num_dst = 1;
           p.dst_shapes[0] = ys;
           p.num_threads = static_cast<int>(t);
-          x86::Factory f = pb.conv ? (which ? x86::create_conv2d : x86::create_conv2d_gemm)
-                                   : (which ? x86::create_linear : x86::create_linear_gemm);
-          Status s = f(ctx, p, &b[which].kernel, &b[which].info);
+          Status s = which == 0 ? (pb.conv ? x86::create_conv2d_gemm : x86::create_linear_gemm)(
+                                      ctx, p, &b[which].kernel, &b[which].info)
+                     : pb.conv ? dnnl->create_conv2d(p, &b[which].kernel, &b[which].info)
+                               : dnnl->create_linear(p, &b[which].kernel, &b[which].info);
           if (!s.ok() || !b[which].kernel) {
             std::fprintf(stderr, "%s %s: %s declined\n", pb.model, shape, which ? "oneDNN" : "own");
             return 1;

@@ -45,7 +45,7 @@ void fill(AlignedFloats* v, uint32_t seed, float scale) {
 PackedLinear random_linear(int64_t n, int64_t k, int64_t rows, uint32_t seed) {
   AlignedFloats w(static_cast<size_t>(n * k));
   fill(&w, seed, 0.1f);
-  PackedLinear l(true, w.data(), n, k, rows);
+  PackedLinear l(true, w.data(), n, k, rows, vitrt::x86_options_from_env().gemm_tile);  // VITRT_GEMM_TILE
   fill(&l.bias, seed + 1, 0.1f);
   return l;
 }

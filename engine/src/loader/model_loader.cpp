@@ -208,23 +208,24 @@ Status check_metadata(const Graph& g) {
   return Status::Ok();
 }
 
-// What `run` can honestly serve: one float32 output [B, ...] (the logits [B, classes] of a classifier)
-// computed by an op (not a constant nor the input), float32 everywhere an op reads or writes (the only dtype
-// this build computes), finite weights, and either no labels or one per class.
+// What `run` can honestly serve: float32 outputs [B, ...] (the first: the logits [B, classes] of a
+// classifier) computed by ops (not constants nor the input), float32 everywhere an op reads or writes (the
+// only dtype this build computes), finite weights, and either no labels or one per class.
 Status check_runnable(const Graph& g) {
-  if (g.outputs.size() != 1)
-    return bad_model("expected exactly one graph output (the logits), got " +
-                     std::to_string(g.outputs.size()));
+  // run() returns outputs[0]; further outputs are tensors kept alive for inspection (Session::tensor_data).
+  for (int32_t out : g.outputs) {
+    const Tensor& t = g.tensors[out];
+    if (t.is_constant)
+      return bad_model("graph output '" + t.name + "' is a constant, not computed from the input");
+    if (out == g.inputs[0]) return bad_model("graph output '" + t.name + "' is the graph input itself");
+    if (t.shape.rank < 1 || t.shape[0] != kDynamicDim)
+      return bad_model("graph output '" + t.name +
+                       "' must carry the batch as its first axis ([B,classes] for a "
+                       "classifier), got " +
+                       t.shape.str());
+  }
   const int32_t out = g.outputs[0];
   const Tensor& ot = g.tensors[out];
-  if (ot.is_constant)
-    return bad_model("graph output '" + ot.name + "' is a constant, not computed from the input");
-  if (out == g.inputs[0]) return bad_model("graph output '" + ot.name + "' is the graph input itself");
-  if (ot.shape.rank < 1 || ot.shape[0] != kDynamicDim)
-    return bad_model("graph output '" + ot.name +
-                     "' must carry the batch as its first axis ([B,classes] for a "
-                     "classifier), got " +
-                     ot.shape.str());
   const int64_t classes = ot.shape.dim(-1);
   const auto& labels = g.metadata.labels;
   if (!labels.empty() && static_cast<int64_t>(labels.size()) != classes)

@@ -51,6 +51,17 @@ j = bytearray(buf.getvalue())
 k = j.index(b'\xff\xc0')
 j[k + 5:k + 9] = struct.pack('>HH', 13000, 13000)
 open(w + '/bomb.jpg', 'wb').write(bytes(j))
+# A progressive JPEG whose first scan is repeated 1001 times (libjpeg only warns about the repeats): each scan
+# is a pass over the whole image, so a large image with thousands of scans is a denial of service.
+buf = io.BytesIO()
+Image.new('RGB', (64, 64), (10, 200, 30)).save(buf, 'JPEG', progressive=True)
+j = buf.getvalue()
+a = j.index(b'\xff\xda')
+k = a + 2 + int.from_bytes(j[a + 2:a + 4], 'big')
+while j[j.index(b'\xff', k) + 1] == 0 or 0xd0 <= j[j.index(b'\xff', k) + 1] <= 0xd7:
+    k = j.index(b'\xff', k) + 2
+k = j.index(b'\xff', k)
+open(w + '/scans.jpg', 'wb').write(j[:k] + j[a:k] * 1001 + j[k:])
 # A valid 9000x9000 gray PNG of ~80 KB: decoding it needs ~243 MB for the RGB image.
 row = b'\0' + b'\x80' * 9000
 open(w + '/large.png', 'wb').write(png(9000, 9000, 8, 0, zlib.compress(row * 9000, 9)))
@@ -72,6 +83,8 @@ expect_exit 3 "bomb.png.*13000x13000" "69-byte PNG declaring 13000x13000 RGBA16 
   "${capped[@]}" "$bin/vitrt" preprocess -m "$model" "$work/bomb.png" -o "$work/o.npy"
 expect_exit 3 "bomb.jpg.*13000x13000" "small JPEG declaring 13000x13000 (memory-capped)" -- \
   "${capped[@]}" "$bin/vitrt" preprocess -m "$model" "$work/bomb.jpg" -o "$work/o.npy"
+expect_exit 3 "scans.jpg.*more than 1000 scans" "progressive JPEG with 1002 scans" -- \
+  "$bin/vitrt" preprocess -m "$model" "$work/scans.jpg" -o "$work/o.npy"
 # An allocation that fails while decoding a valid image is the input's error (3), never "internal error" (4).
 expect_exit 3 "large.png.*cannot allocate" "decoding that runs out of memory is a bad input" -- \
   bash -c 'ulimit -v 200000 && exec "$@"' capped "$bin/vitrt" preprocess -m "$model" "$work/large.png" -o "$work/o.npy"

@@ -151,14 +151,16 @@ std::string input_limits_help() {
   std::snprintf(
       buf, sizeof buf,
       "Input limits (a bad input, exit code 3, names the file and the limit):\n"
-      "  images: regular files (not FIFOs or devices) of at most %llu MiB, at most %lld pixels (PIL's\n"
-      "    decompression-bomb limit), also after the resize to the model's shorter side; at most %llu MiB\n"
-      "    of decoder memory (progressive JPEG, interlaced PNG); PNG sides at most %u.\n"
+      "  images: regular files (not FIFOs or devices) of at most %llu MiB; at most %lld pixels (PIL's\n"
+      "    decompression-bomb limit), also after the resize to the model's shorter side; PNG sides at most "
+      "%u;\n"
+      "    at most %llu MiB of decoder memory (progressive JPEG, interlaced PNG) and %d JPEG scans.\n"
       "  .npy tensors: regular files of at most %llu GiB, exactly the bytes their header declares.\n"
-      "  directories: walked to %d levels, symlinks to directories not followed, each file once.",
+      "  directories: walked to %d levels, at most %zu images; symlinks to directories are not followed\n"
+      "    and each file is taken once.\n",
       static_cast<unsigned long long>(kMaxImageFileBytes >> 20), static_cast<long long>(kMaxImagePixels),
-      static_cast<unsigned long long>(kMaxImageDecodeBytes >> 20), kMaxPngSide,
-      static_cast<unsigned long long>(kMaxNpyFileBytes >> 30), kMaxWalkDepth);
+      kMaxPngSide, static_cast<unsigned long long>(kMaxImageDecodeBytes >> 20), kMaxJpegScans,
+      static_cast<unsigned long long>(kMaxNpyFileBytes >> 30), kMaxWalkDepth, kMaxListedImages);
   return buf;
 }
 

@@ -30,6 +30,9 @@ constexpr uint64_t kMaxImageFileBytes = uint64_t{1} << 30;
 //   and the whole-image buffer of an interlaced PNG (up to 8 bytes per pixel for 16-bit RGBA). Non-interlaced
 //   PNGs and sequential JPEGs are decoded row by row and need no such buffer.
 constexpr uint64_t kMaxImageDecodeBytes = uint64_t{1} << 30;
+// - JPEG scans: a progressive JPEG may hold any number of scans, each a pass over the whole image; more than
+//   this many is a denial of service, not a photo.
+constexpr int kMaxJpegScans = 1000;
 // - PNG sides: libpng's default limit, set explicitly (a row buffer is sized by the width).
 constexpr uint32_t kMaxPngSide = 1000000;
 

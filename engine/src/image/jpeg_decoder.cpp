@@ -59,9 +59,6 @@ void jpeg_output_message(j_common_ptr) {}
 // for at most 8 * 1024 pixels. Arithmetic coding can spend less than a bit per block; there only kMaxPixels
 // bounds the size.
 constexpr uint64_t kMaxPixelsPerJpegByte = 8 * 1024;
-// A progressive JPEG may hold any number of scans, each a pass over the whole image; more than this many is a
-// denial of service, not a photo (libjpeg-turbo's own tools stop at 500).
-constexpr int kMaxJpegScans = 1000;
 
 void jpeg_progress(j_common_ptr cinfo) {
   auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);

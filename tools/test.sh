@@ -5,7 +5,10 @@
 #   tools/test.sh --sanitize [CTEST_ARGS...]
 #                                 the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (and
 #                                 LeakSanitizer) in build-sanitize/; any report fails its test. CTEST_ARGS (e.g.
-#                                 -R 'unit|hostile') select tests.
+#                                 -R 'unit|hostile') select tests. With VITRT_FIXTURES_FROM=build (a tree whose
+#                                 Python reference fixtures are complete, e.g. right after tools/test.sh) those
+#                                 fixtures are reused instead of made again: they are data from
+#                                 /usr/bin/python3, the same whatever the build flags.
 #   tools/test.sh --tsan          ThreadSanitizer build in build-tsan/ of what the C API tests need, then those
 #                                 tests: capi (tests/capi) and capi_threads (one model, a session per thread)
 set -euo pipefail
@@ -36,8 +39,14 @@ case $mode in
     cmake --build $build -j"$jobs"
     # Python fixtures run the uninstrumented /usr/bin/python3: the sanitizer runtime is not preloaded there.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+    reuse=()
+    if [ -n "${VITRT_FIXTURES_FROM:-}" ]; then
+      rm -rf $build/fixtures
+      ln -s "$(cd "$VITRT_FIXTURES_FROM" && pwd)/fixtures" $build/fixtures
+      reuse=(--fixture-exclude-setup '.*')
+    fi
     cd $build
-    ctest --output-on-failure -j"$jobs" --timeout 1800 "$@"
+    ctest --output-on-failure -j"$jobs" --timeout 1800 "${reuse[@]}" "$@"
     ;;
   --tsan)
     build=build-tsan

@@ -133,6 +133,7 @@ Status collect_images(const std::vector<std::string>& args, std::vector<std::str
       std::vector<std::string> found;
       const bool seen = w->dirs.count({st.st_dev, st.st_ino}) != 0;
       VITRT_RETURN_IF_ERROR(walk(dir, st, 0, w, &found));
+      std::sort(found.begin(), found.end());  // by full path, as before the walk was hand-written
       if (found.empty())
         return bad_input("directory '" + a + "' contains no .png/.jpg/.jpeg images" +
                          (seen ? " (it was already walked under another name)" : ""));

@@ -5,7 +5,7 @@
 //
 // What it is today:
 //  * One CUDA stream and one cuBLAS handle (with its own 32 MiB cuBLAS workspace) per backend instance, shared by
-//    every kernel the instance creates (ARCHITECTURE.md §12.2). Kernels hold a reference to that context, so they
+//    every kernel the instance creates (docs/architecture.md §7). Kernels hold a reference to that context, so they
 //    stay valid even if the backend object is destroyed first.
 //  * Sessions still hand kernels HOST memory (one host arena per session). So each CUDA kernel owns device
 //    buffers for its operands: at create_kernel it uploads its constant weights once (cudaMalloc + cudaMemcpy)

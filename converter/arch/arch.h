@@ -27,7 +27,7 @@ struct ArchInfo {
   std::string arch;         // canonical name written to the model
   std::string description;  // e.g. "DeiT: embed 192, depth 12, 3 heads, 1000 classes, 224x224"
   int image_size = 224;     // input side the graph is built for
-  Preprocess preprocess;    // the family's default eval pipeline (MODELS.md §2)
+  Preprocess preprocess;    // the family's default eval pipeline (docs/models.md §2)
 };
 
 using ArchBuildFn = Status (*)(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt,

@@ -141,7 +141,7 @@ Status detect_arch(const Checkpoint& ckpt, std::string* arch, std::string* why) 
     *arch = hits[0]->name;
     *why = std::string("found key '") + hits[0]->signature_key + "'";
     if (*arch == "soft") {
-      // SOFT and SOFT-Norm have identical keys (MODELS.md §10): the checkpoint's own model name decides.
+      // SOFT and SOFT-Norm have identical keys (docs/models.md §10): the checkpoint's own model name decides.
       const std::string& hint = ckpt.arch_hint;
       if (hint.find("norm") != std::string::npos) {
         *arch = "soft_norm";

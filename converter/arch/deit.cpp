@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ViT / DeiT (timm VisionTransformer as used by facebookresearch/deit), MODELS.md §5. Pre-norm blocks with
+// ViT / DeiT (timm VisionTransformer as used by facebookresearch/deit), docs/models.md §5. Pre-norm blocks with
 // LN eps 1e-6, packed qkv, erf GELU, class-token head; distilled variants average the cls and dist heads.
 #include <cmath>
 
@@ -11,7 +11,7 @@ namespace vitrt::convert {
 namespace {
 
 constexpr float kLnEps = 1e-6f;
-constexpr int64_t kDefaultHeadDim = 64;  // MODELS.md §10: h = C/64 for DeiT/ViT
+constexpr int64_t kDefaultHeadDim = 64;  // docs/models.md §10: h = C/64 for DeiT/ViT
 
 int count_blocks(const Checkpoint& ckpt, const std::string& prefix) {
   int n = 0;

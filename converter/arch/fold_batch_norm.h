@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// Folding an eval-mode BatchNorm2d into the convolution before it (MODELS.md §1):
+// Folding an eval-mode BatchNorm2d into the convolution before it (docs/models.md §1):
 //   w'[o] = w[o] · γ[o] / sqrt(var[o] + eps)
 //   b'[o] = (b[o] − mean[o]) · γ[o] / sqrt(var[o] + eps) + β[o]
 // computed in double and rounded to float once.

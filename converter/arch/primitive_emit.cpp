@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The primitive forms, op for op as the PyTorch reference modules compute them
-// (tools/reference/vitrt_reference, MODELS.md §4.2 and §5.1). The batch axis stays dynamic: reshapes copy it
+// (tools/reference/vitrt_reference, docs/models.md §4.2 and §5.1). The batch axis stays dynamic: reshapes copy it
 // (0) or infer it (-1).
 #include "arch/primitive_emit.h"
 
@@ -118,7 +118,7 @@ int32_t attention_residual(GraphBuilder& b, const AttentionResidualAttrs& a, con
   return b.op_outputs(OpType::kMul, NoAttrs{}, {x, gamma}, name, {out_name})[0];
 }
 
-// SOFT (scaled Newton, MODELS.md §3.4-3.5a), as tools/reference/vitrt_reference/soft.py computes it; the
+// SOFT (scaled Newton, docs/models.md §3.4-3.5a), as tools/reference/vitrt_reference/soft.py computes it; the
 // Gaussian distance in its broadcast form sum_c (q - l)^2 (the reference sums the same terms channel by
 // channel).
 int32_t linear_attention(GraphBuilder& b, const LinearAttentionAttrs& a, const std::vector<int32_t>& in,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// The PVT v2 pieces (MODELS.md §6.2) shared by the PVT v2 and LaViT builders.
+// The PVT v2 pieces (docs/models.md §6.2) shared by the PVT v2 and LaViT builders.
 #include <string>
 
 #include "arch/graph_builder.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// PVT v2 (whai362/PVT classification/pvt_v2.py), MODELS.md §6.2: overlapping patch embeddings, spatial-reduction
+// PVT v2 (whai362/PVT classification/pvt_v2.py), docs/models.md §6.2: overlapping patch embeddings, spatial-reduction
 // attention (strided conv + LN, or for the linear variant adaptive 7x7 pooling + 1x1 conv + LN + GELU), MLP
 // with a 3x3 depthwise conv, a LayerNorm after each stage and a mean-pooled head.
 #include <cmath>
@@ -13,7 +13,7 @@ namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
-constexpr int kPublishedHeads[kStages] = {1, 2, 5, 8};  // MODELS.md §10: the same in every published size
+constexpr int kPublishedHeads[kStages] = {1, 2, 5, 8};  // docs/models.md §10: the same in every published size
 
 int count_blocks(const Checkpoint& ckpt, int stage) {
   int n = 0;

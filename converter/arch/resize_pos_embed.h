@@ -2,7 +2,7 @@
 // Copyright the vitrt authors.
 #pragma once
 // Position-embedding resizing at conversion time, as SOFT/PVT do it at run time for inputs other than 224:
-// F.interpolate(mode='bilinear', align_corners=False), no antialias (MODELS.md §1):
+// F.interpolate(mode='bilinear', align_corners=False), no antialias (docs/models.md §1):
 //   src = (dst + 0.5) · in/out − 0.5, negative src clamped to 0, i0 = ⌊src⌋, i1 = min(i0 + 1, in − 1),
 //   y = (1−λy)((1−λx)·x[i0][j0] + λx·x[i0][j1]) + λy((1−λx)·x[i1][j0] + λx·x[i1][j1])
 // computed in double. Equal sizes are an exact copy (PyTorch's fast path).

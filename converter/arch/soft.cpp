@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// SOFT and SOFT-Norm (fudan-zvg/SOFT models/softmax_free_*.py), MODELS.md §3.3–3.8:
+// SOFT and SOFT-Norm (fudan-zvg/SOFT models/softmax_free_*.py), docs/models.md §3.3–3.8:
 //  * stage 1: a 3-conv stem (3x3 s2 → 3x3 s1 → 3x3 s2), stages 2–4: one 3x3 s2 conv; every conv followed by
 //    BatchNorm + ReLU, here with the BatchNorm folded into the conv and the ReLU as its epilogue;
 //  * stages 1–3: tokens + pos_embed{s}, then post-norm SOFT blocks, each attention ONE LinearAttention op
@@ -23,7 +23,7 @@ namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
-constexpr int64_t kHeadDim = 32;    // MODELS.md §10: h = C/32 in every stage
+constexpr int64_t kHeadDim = 32;    // docs/models.md §10: h = C/32 in every stage
 constexpr int64_t kStemWidth = 32;  // patch_embed1's first two convs
 constexpr double kBnEps = 1e-5;
 constexpr float kSoftLnEps = 1e-5f;        // SOFT blocks: norm1, norm2 (nn.LayerNorm default)
@@ -245,7 +245,7 @@ Status build(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt,
                       (norm ? "legacy x" : "scaled x") + std::to_string(iterations) +
                       (norm ? " + D^-1/2 normalisation" : "") + ", " + std::to_string(classes) +
                       " classes, " + std::to_string(img) + "x" + std::to_string(img);
-  // timm 0.3.x _cfg via resolve_data_config: crop_pct 0.9, bicubic, ImageNet mean/std (MODELS.md §2).
+  // timm 0.3.x _cfg via resolve_data_config: crop_pct 0.9, bicubic, ImageNet mean/std (docs/models.md §2).
   info->preprocess.crop_h = info->preprocess.crop_w = img;
   info->preprocess.resize_shorter = static_cast<int32_t>(std::floor(img / 0.9));
   info->preprocess.interpolation = Interpolation::kBicubic;

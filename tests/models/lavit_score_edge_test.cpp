@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LaViT's score edges (MODELS.md §4.2): the pre-softmax scores a layer keeps are ordinary graph edges from
+// LaViT's score edges (docs/models.md §4.2): the pre-softmax scores a layer keeps are ordinary graph edges from
 // its attention node to the next LA layer of its stage, or to the next stage's AttentionResidual. These tests
 // check that the converter wires them to exactly the right consumers, that the planner keeps each alive
 // exactly from its producer to its reader, and, with one Θ weight edited, that exactly the blocks from the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""LaViT test fixtures (MODELS.md §4.2) from vitrt's own reference (tools/reference/vitrt_reference/lavit.py), in the
+"""LaViT test fixtures (docs/models.md §4.2) from vitrt's own reference (tools/reference/vitrt_reference/lavit.py), in the
 manifest format of make_model_cases.py. Run by ctest (fixture `lavit_cases`):
 
     /usr/bin/python3 tools/reference/make_lavit_cases.py --out build/fixtures/lavit_cases

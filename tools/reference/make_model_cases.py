@@ -6,7 +6,7 @@ from vitrt's own reference models (tools/reference/vitrt_reference). Run by ctes
 
 Writes DIR/<case>/{checkpoint, input.npy, logits_f32.npy, logits_f64.npy, labels.txt} and DIR/manifest.json
 (paths in the manifest are relative to DIR). `--self-check [DUMP_DIR]` also checks parameter counts of every
-factory and, with DUMP_DIR, the PVT v2 b2/b2_li key dumps from MODELS.md.
+factory and, with DUMP_DIR, the PVT v2 b2/b2_li key dumps from docs/models.md.
 """
 import argparse
 import copy

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""SOFT / SOFT-Norm test fixtures (MODELS.md §3): checkpoints in the containers the converter must read, inputs and
+"""SOFT / SOFT-Norm test fixtures (docs/models.md §3): checkpoints in the containers the converter must read, inputs and
 float32/float64 logits from vitrt's own reference (tools/reference/vitrt_reference/soft.py), plus per-op cases for
 the two Newton-Raphson pseudo-inverses. Run by ctest (fixture `soft_cases`):
 
@@ -339,7 +339,7 @@ def main():
     def lap(what):
         times.append((what, time.time() - (times[-1][2] if times else t0), time.time()))
 
-    # ---- SOFT-Tiny weights W, shared by the SOFT and the SOFT-Norm cases (identical keys, MODELS.md §3.6) ----
+    # ---- SOFT-Tiny weights W, shared by the SOFT and the SOFT-Norm cases (identical keys, docs/models.md §3.6) ----
     # Each fixture file is written once (size): soft_tiny_b2/model.pth ({'model': sd}, no arch) also serves
     # soft_tiny_norm_noarch (--arch soft_norm) and soft_tiny_448 (--image-size 448); soft_tiny_norm_b2 reads
     # soft_tiny_norm_b1's timm container.

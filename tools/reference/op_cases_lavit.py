@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright the vitrt authors.
-"""LaViT op cases for make_op_cases.py (MODELS.md §4.2): ReusedAttention (the Less-Attention layer),
+"""LaViT op cases for make_op_cases.py (docs/models.md §4.2): ReusedAttention (the Less-Attention layer),
 AttentionResidual (the scores residual between stages) and SoftmaxAttention with its score-bias input and
 score output (the Vanilla-Attention layer), written from the spec with torch.
 

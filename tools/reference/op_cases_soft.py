@@ -3,7 +3,7 @@
 """SOFT op cases for make_op_cases.py: the LinearAttention op and the Newton–Raphson pseudo-inverses.
 
 LinearAttention is computed with torch ops the way fudan-zvg/SOFT's `SoftmaxFreeAttentionKernel` and
-`SoftmaxFreeNormAttentionKernel` do it (MODELS.md §3.4–3.6): split heads, Q scaled (K tied), landmarks by a
+`SoftmaxFreeNormAttentionKernel` do it (docs/models.md §3.4–3.6): split heads, Q scaled (K tied), landmarks by a
 strided conv over each head's [d,H,W] image (heads folded into the batch, so the weights are shared), LayerNorm +
 erf GELU, Gaussian kernels in the direct difference form (the CUDA kernel's), the Newton iteration, optional
 D^-1/2 normalisation of the inverse, (K1 @ inv) @ (K1^T @ V), plus the per-head depthwise V conv.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ReusedAttention (LaViT's Less-Attention layer, MODELS.md §4.2), per batch item b and head h:
+// ReusedAttention (LaViT's Less-Attention layer, docs/models.md §4.2), per batch item b and head h:
 //   T = S_prev[b,h] · Θᵀ + θ_b                 (Linear on the key axis:    T[i,j] = θ_b[j] + Σ_k
 //   S_prev[i,k]·Θ[j,k]) S = Ψ · T + ψ_b                            (Linear on the query axis:  S[i,j] =
 //   ψ_b[i] + Σ_k Ψ[i,k]·T[k,j]) out[b, i, h·d:(h+1)·d] = softmax(S[i,:]) · v[b, :, h·d:(h+1)·d]

@@ -50,7 +50,7 @@ struct Node {
 
 enum class Interpolation : int8_t { kBilinear = 0, kBicubic = 1, kNearest = 2 };
 
-// How an image becomes the model's input tensor (MODELS.md §2). Stored in the model file.
+// How an image becomes the model's input tensor (docs/models.md §2). Stored in the model file.
 struct Preprocess {
   int32_t resize_shorter = 256;  // shorter side after resize
   int32_t crop_h = 224, crop_w = 224;

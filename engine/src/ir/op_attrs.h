@@ -85,7 +85,7 @@ struct SoftmaxAttentionAttrs {
   AttentionInputs inputs = AttentionInputs::kSeparate;
 };
 
-// SOFT's softmax-free attention (MODELS.md §3.4-3.6). Values match the schema's enums.
+// SOFT's softmax-free attention (docs/models.md §3.4-3.6). Values match the schema's enums.
 enum class AttentionKernel : int8_t { kGaussian = 0 };       // exp(-|q - l|^2 / 2)
 enum class LandmarkSource : int8_t { kStridedConvLnGelu = 0 };  // conv r x r stride r shared by heads, LN(d), GELU
 enum class PseudoInverse : int8_t {
@@ -108,7 +108,7 @@ struct LinearAttentionAttrs {
   bool symmetric_normalization = false; // SOFT-Norm: inv <- D^-1/2 inv D^-1/2, D = row sums of K2
 };
 
-// LaViT's Less-Attention layer (MODELS.md §4.2): scores from the previous layer through Θ on the key axis and
+// LaViT's Less-Attention layer (docs/models.md §4.2): scores from the previous layer through Θ on the key axis and
 // Ψ on the query axis, softmax, ·V.
 // inputs: prev_scores [B,h,N,N'], v [B,N',C], theta_weight [N',N'], theta_bias [N'], psi_weight [N,N],
 //         psi_bias [N]  ->  out [B,N,C] and, optionally, the new scores [B,h,N,N'].

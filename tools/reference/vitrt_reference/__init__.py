@@ -1,5 +1,5 @@
 """vitrt's own PyTorch reference models (ground truth for the engine's tests), written from
-/work/shared/docs/MODELS.md. No timm dependency."""
+docs/models.md. No timm dependency."""
 from .deit import (VisionTransformer, deit_tiny, deit_small, deit_base, deit_tiny_distilled, deit_small_distilled,
                    deit_base_distilled)
 from .pvt_v2 import (PyramidVisionTransformerV2, pvt_v2_b0, pvt_v2_b1, pvt_v2_b2, pvt_v2_b2_li, pvt_v2_b3, pvt_v2_b4,
@@ -10,7 +10,7 @@ from .lavit import LaViT, lavit_tiny, lavit_small, lavit_base, init_lavit_extras
 from .common import (init_for_tests, calibrate_heads, make_images, clone_state_dict, save_safetensors,
                      load_safetensors, save_in_container, IMAGENET_MEAN, IMAGENET_STD)
 
-# Parameter counts from MODELS.md (§5.2 exact formula; §6.2 [ran] rounded to 1e3).
+# Parameter counts from docs/models.md (§5.2 exact formula; §6.2 [ran] rounded to 1e3).
 EXPECTED_PARAMS = {
     "deit_tiny": 5_717_416, "deit_small": 22_050_664, "deit_base": 86_567_656,
     "pvt_v2_b0": 3_667e3, "pvt_v2_b1": 14_009e3, "pvt_v2_b2": 25_363e3, "pvt_v2_b2_li": 22_554e3,
@@ -19,7 +19,7 @@ EXPECTED_PARAMS = {
 
 
 def read_key_dump(path):
-    """Parse a `name<TAB>(d0, d1, ...)` dump (MODELS.md companion files) into [(name, shape tuple)]."""
+    """Parse a `name<TAB>(d0, d1, ...)` dump (docs/models.md companion files) into [(name, shape tuple)]."""
     out = []
     with open(path) as f:
         for line in f:
@@ -51,7 +51,7 @@ def check_keys_against_dump(model, path):
 
 
 def self_check(dump_dir=None, verbose=True):
-    """Parameter counts of every factory vs MODELS.md, and (if dump_dir holds them) the PVT v2 b2/b2_li key dumps.
+    """Parameter counts of every factory vs docs/models.md, and (if dump_dir holds them) the PVT v2 b2/b2_li key dumps.
     Returns the list of failures."""
     import os
     import torch

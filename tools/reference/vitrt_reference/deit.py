@@ -1,4 +1,4 @@
-"""ViT / DeiT reference (MODELS.md §5): timm 0.3.x `VisionTransformer` as used by facebookresearch/deit, written from
+"""ViT / DeiT reference (docs/models.md §5): timm 0.3.x `VisionTransformer` as used by facebookresearch/deit, written from
 the spec. State_dict key names and order are timm's (§5.3)."""
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 """LaViT reference: the project's pinned reading of "You Only Need Less Attention at Each Stage in Vision
-Transformers" (CVPR 2024), written from MODELS.md §4.2 (no upstream code exists). PVT v2 layout (§6.2):
+Transformers" (CVPR 2024), written from docs/models.md §4.2 (no upstream code exists). PVT v2 layout (§6.2):
 OverlapPatchEmbed stems, spatial-reduction attention with sr 8,4,2,1, DWConv MLP, norm{s} after every stage,
 mean-pooled head; head dim 64 (h = C/64).
 

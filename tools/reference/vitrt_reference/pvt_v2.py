@@ -1,4 +1,4 @@
-"""PVT v2 reference (MODELS.md §6.2): whai362/PVT `classification/pvt_v2.py`, written from the spec. State_dict key
+"""PVT v2 reference (docs/models.md §6.2): whai362/PVT `classification/pvt_v2.py`, written from the spec. State_dict key
 names and order match the official dumps (pvt_v2_b2_state_dict.txt, pvt_v2_b2_li_state_dict.txt)."""
 import torch
 import torch.nn as nn

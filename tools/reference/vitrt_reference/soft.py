@@ -1,8 +1,8 @@
-"""SOFT / SOFT-Norm reference (MODELS.md §3): fudan-zvg/SOFT `SoftmaxFreeVisionTransformer` (models/
+"""SOFT / SOFT-Norm reference (docs/models.md §3): fudan-zvg/SOFT `SoftmaxFreeVisionTransformer` (models/
 softmax_free_vision_transformer.py + models/softmax_free_transformer.py), written from the spec, module by module.
 State_dict key names, shapes and order match the official dump (soft_tiny_state_dict.txt).
 
-Conventions kept exactly (MODELS.md §3.3-3.7):
+Conventions kept exactly (docs/models.md §3.3-3.7):
   - stage 1-3 blocks are post-norm (LN eps 1e-5), FFN hidden 4C with the tanh GELU (`Approx_GeLU`);
   - Q = W_q(x) / sqrt(sqrt(d)), K tied to Q; landmarks = Conv2d(d,d,r,stride r, no bias) shared by the heads, then
     LayerNorm(d) + erf GELU; Gaussian kernel exp(-sum_c (q-l)^2 / 2) summed directly over c (the CUDA form);
@@ -83,7 +83,7 @@ class ApproxGELU(nn.Module):
 class SoftmaxFreeAttentionKernel(nn.Module):
     def __init__(self, dim, num_heads, ratio, conv_size, max_iter=20):
         super().__init__()
-        assert ratio > 1, "the ratio == 1 branch is not ported (MODELS.md §3.1)"
+        assert ratio > 1, "the ratio == 1 branch is not ported (docs/models.md §3.1)"
         self.head_dim = dim // num_heads
         self.num_head = num_heads
         self.ratio = ratio
@@ -280,7 +280,7 @@ class SoftmaxFreeVisionTransformer(nn.Module):
         self.sr_ratios = list(sr_ratios)
         self.newton_max_iter = newton_max_iter
         self.norm_variant = norm
-        # tables sized for 224 whatever img_size (MODELS.md §10); registration order = official key order
+        # tables sized for 224 whatever img_size (docs/models.md §10); registration order = official key order
         g = 224 // 4
         self.pos_embed1 = nn.Parameter(torch.zeros(1, g * g, embed_dims[0]))
         self.pos_embed2 = nn.Parameter(torch.zeros(1, (g // 2) ** 2, embed_dims[1]))
@@ -382,7 +382,7 @@ def soft_norm_huge(**kw):
 FACTORIES = {f.__name__: f for f in (soft_tiny, soft_small, soft_medium, soft_large, soft_huge, soft_norm_tiny,
                                      soft_norm_small, soft_norm_medium, soft_norm_large, soft_norm_huge)}
 
-# MODELS.md §3.2 [ran]: (factory, depths override or None, exact parameter count)
+# docs/models.md §3.2 [ran]: (factory, depths override or None, exact parameter count)
 EXPECTED_PARAMS = [
     ("soft_tiny", None, 13_069_056),
     ("soft_small", (1, 3, 20, 4), 38_858_462),

@@ -4,16 +4,17 @@
 // The CUDA backend ("cuda"), first step.
 //
 // What it is today:
-//  * One CUDA stream and one cuBLAS handle (with its own 32 MiB cuBLAS workspace) per backend instance, shared by
-//    every kernel the instance creates (docs/architecture.md §7). Kernels hold a reference to that context, so they
-//    stay valid even if the backend object is destroyed first.
+//  * One CUDA stream and one cuBLAS handle (with its own 32 MiB cuBLAS workspace) per backend instance,
+//  shared by
+//    every kernel the instance creates (docs/architecture.md §7). Kernels hold a reference to that context,
+//    so they stay valid even if the backend object is destroyed first.
 //  * Sessions still hand kernels HOST memory (one host arena per session). So each CUDA kernel owns device
-//    buffers for its operands: at create_kernel it uploads its constant weights once (cudaMalloc + cudaMemcpy)
-//    and allocates device staging buffers for every other input and every output at the planned maximum sizes;
-//    at run it copies the inputs host->device, launches, copies the outputs back (cudaMemcpyAsync on the
-//    backend's stream) and synchronises once. Nothing is allocated in run. That makes it plug into today's
-//    session unchanged and exactly testable against the reference backend, at the price of two PCIe copies per
-//    op: it is NOT the fast path.
+//    buffers for its operands: at create_kernel it uploads its constant weights once (cudaMalloc +
+//    cudaMemcpy) and allocates device staging buffers for every other input and every output at the planned
+//    maximum sizes; at run it copies the inputs host->device, launches, copies the outputs back
+//    (cudaMemcpyAsync on the backend's stream) and synchronises once. Nothing is allocated in run. That makes
+//    it plug into today's session unchanged and exactly testable against the reference backend, at the price
+//    of two PCIe copies per op: it is NOT the fast path.
 //  * Ops: Linear (cuBLAS SGEMM on the PyTorch [N,K] weight + a bias/activation epilogue), LayerNorm, Gelu,
 //    Add, Mul (numpy broadcasting) and SoftmaxAttention (fused flash-style kernel, online softmax, all three
 //    AttentionInputs layouts, head_dim <= 256; without score bias and without the score export output). Every

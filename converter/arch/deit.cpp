@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ViT / DeiT (timm VisionTransformer as used by facebookresearch/deit), docs/models.md §5. Pre-norm blocks with
-// LN eps 1e-6, packed qkv, erf GELU, class-token head; distilled variants average the cls and dist heads.
+// ViT / DeiT (timm VisionTransformer as used by facebookresearch/deit), docs/models.md §5. Pre-norm blocks
+// with LN eps 1e-6, packed qkv, erf GELU, class-token head; distilled variants average the cls and dist
+// heads.
 #include <cmath>
 
 #include "arch/arch.h"
@@ -26,16 +27,17 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   const auto pos = b.shape_of("pos_embed");
   const auto head = b.shape_of("head.weight");
   if (pw.size() != 4 || pos.size() != 3 || head.size() != 2)
-    return bad_input("DeiT: patch_embed.proj.weight [C,3,p,p], pos_embed [1,N,C] and head.weight [classes,C] are "
-                     "required to read the model's sizes");
+    return bad_input(
+        "DeiT: patch_embed.proj.weight [C,3,p,p], pos_embed [1,N,C] and head.weight [classes,C] are "
+        "required to read the model's sizes");
   const int64_t c = pw[0], in_ch = pw[1], patch = pw[2];
   const bool distilled = b.has("dist_token");
   const int64_t extra = distilled ? 2 : 1;
   const int64_t num_patches = pos[1] - extra;
   const int64_t grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(num_patches))));
   if (grid * grid != num_patches || pw[3] != patch)
-    return bad_input("DeiT: pos_embed has " + std::to_string(pos[1]) + " tokens, which is not a square grid (+" +
-                     std::to_string(extra) + " class tokens)");
+    return bad_input("DeiT: pos_embed has " + std::to_string(pos[1]) +
+                     " tokens, which is not a square grid (+" + std::to_string(extra) + " class tokens)");
   const int64_t img = grid * patch;
   if (opt.image_size && opt.image_size != img)
     return unsupported("DeiT: this checkpoint's position embeddings are for " + std::to_string(img) + "x" +
@@ -47,15 +49,17 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   if (!opt.heads.empty()) VITRT_RETURN_IF_ERROR(parse_heads_override(opt.heads, &heads));
   if (heads.size() != 1) return invalid_argument("--heads: DeiT takes one head count");
   if (heads[0] < 1 || c % heads[0] != 0)
-    return bad_input("DeiT: embed dim " + std::to_string(c) + " does not split into " + std::to_string(heads[0]) +
-                     " heads (pass --heads)");
-  const int64_t hidden = b.shape_of("blocks.0.mlp.fc1.weight").empty() ? 4 * c : b.shape_of("blocks.0.mlp.fc1.weight")[0];
+    return bad_input("DeiT: embed dim " + std::to_string(c) + " does not split into " +
+                     std::to_string(heads[0]) + " heads (pass --heads)");
+  const int64_t hidden =
+      b.shape_of("blocks.0.mlp.fc1.weight").empty() ? 4 * c : b.shape_of("blocks.0.mlp.fc1.weight")[0];
   const int64_t classes = head[0];
   const float scale = 1.0f / std::sqrt(static_cast<float>(c / heads[0]));
 
   int32_t x = b.input("image", Shape{1, in_ch, img, img});
   x = b.op(OpType::kConv2d, Conv2dAttrs{static_cast<int32_t>(patch), static_cast<int32_t>(patch)},
-           {x, b.weight("patch_embed.proj.weight", {c, in_ch, patch, patch}), b.weight("patch_embed.proj.bias", {c})},
+           {x, b.weight("patch_embed.proj.weight", {c, in_ch, patch, patch}),
+            b.weight("patch_embed.proj.bias", {c})},
            "patch_embed.proj");
   x = image_to_tokens(b, x, "patch_embed");
   std::vector<int32_t> tokens = {b.weight("cls_token", {1, 1, c})};
@@ -67,8 +71,8 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
     const std::string p = "blocks." + std::to_string(i);
     int32_t h = layer_norm(b, x, p + ".norm1", c, kLnEps);
     h = linear(b, h, p + ".attn.qkv", c, 3 * c);
-    h = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{heads[0], scale, AttentionInputs::kQkvPacked}, {h},
-             p + ".attn");
+    h = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{heads[0], scale, AttentionInputs::kQkvPacked},
+             {h}, p + ".attn");
     h = linear(b, h, p + ".attn.proj", c, c);
     x = b.op(OpType::kAdd, NoAttrs{}, {x, h}, p + ".residual1");
     h = layer_norm(b, x, p + ".norm2", c, kLnEps);
@@ -95,8 +99,9 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   info->image_size = static_cast<int>(img);
   info->description = std::string(distilled ? "DeiT (distilled)" : "DeiT") + ": embed " + std::to_string(c) +
                       ", depth " + std::to_string(depth) + ", " + std::to_string(heads[0]) + " heads, mlp " +
-                      std::to_string(hidden) + ", patch " + std::to_string(patch) + ", " + std::to_string(classes) +
-                      " classes, " + std::to_string(img) + "x" + std::to_string(img);
+                      std::to_string(hidden) + ", patch " + std::to_string(patch) + ", " +
+                      std::to_string(classes) + " classes, " + std::to_string(img) + "x" +
+                      std::to_string(img);
   // facebookresearch/deit eval: Resize(int(224/0.875)=256, bicubic), CenterCrop(224), ImageNet mean/std.
   info->preprocess.crop_h = info->preprocess.crop_w = static_cast<int32_t>(img);
   info->preprocess.resize_shorter = static_cast<int32_t>(img / 0.875);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LaViT as pinned by docs/models.md §4.2: PVT v2 (§6.2: overlapping patch embeddings, spatial-reduction attention,
-// MLP with a 3x3 depthwise conv, a LayerNorm after each stage, mean-pooled head) whose attention layers are
-// either Vanilla-Attention (VA, `attn.q` present) or Less-Attention (LA, `attn.theta` present).
+// LaViT as pinned by docs/models.md §4.2: PVT v2 (§6.2: overlapping patch embeddings, spatial-reduction
+// attention, MLP with a 3x3 depthwise conv, a LayerNorm after each stage, mean-pooled head) whose attention
+// layers are either Vanilla-Attention (VA, `attn.q` present) or Less-Attention (LA, `attn.theta` present).
 //
 //  * VA: SoftmaxAttention (q, kv) whose second output is the final pre-softmax scores S [B,h,N,N']. Layer 0
 //  of
@@ -20,8 +20,8 @@ namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
-constexpr int kHeadDim = 64;          // h = C/64 in every stage
-constexpr int kResidualKernel = 2;    // attn_res{s}.dw: kernel = stride = 2
+constexpr int kHeadDim = 64;        // h = C/64 in every stage
+constexpr int kResidualKernel = 2;  // attn_res{s}.dw: kernel = stride = 2
 
 enum class LayerKind { kVanilla, kLess };
 
@@ -216,7 +216,8 @@ Status build_lavit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions
                       la_desc + "), heads " + heads_desc + ", N' " + std::to_string(nk) + ", " +
                       std::to_string(classes) + " classes, " + std::to_string(img) + "x" +
                       std::to_string(img);
-  // docs/models.md §4.2: resize 256 (bicubic), centre-crop 224, ImageNet mean/std (scaled with the input size).
+  // docs/models.md §4.2: resize 256 (bicubic), centre-crop 224, ImageNet mean/std (scaled with the input
+  // size).
   info->preprocess.crop_h = info->preprocess.crop_w = img;
   info->preprocess.resize_shorter = static_cast<int32_t>(256.0 / 224.0 * img);
   info->preprocess.interpolation = Interpolation::kBicubic;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The primitive forms, op for op as the PyTorch reference modules compute them
-// (tools/reference/vitrt_reference, docs/models.md §4.2 and §5.1). The batch axis stays dynamic: reshapes copy it
-// (0) or infer it (-1).
+// (tools/reference/vitrt_reference, docs/models.md §4.2 and §5.1). The batch axis stays dynamic: reshapes
+// copy it (0) or infer it (-1).
 #include "arch/primitive_emit.h"
 
 namespace vitrt::convert {

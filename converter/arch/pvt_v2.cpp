@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// PVT v2 (whai362/PVT classification/pvt_v2.py), docs/models.md §6.2: overlapping patch embeddings, spatial-reduction
-// attention (strided conv + LN, or for the linear variant adaptive 7x7 pooling + 1x1 conv + LN + GELU), MLP
-// with a 3x3 depthwise conv, a LayerNorm after each stage and a mean-pooled head.
+// PVT v2 (whai362/PVT classification/pvt_v2.py), docs/models.md §6.2: overlapping patch embeddings,
+// spatial-reduction attention (strided conv + LN, or for the linear variant adaptive 7x7 pooling + 1x1 conv +
+// LN + GELU), MLP with a 3x3 depthwise conv, a LayerNorm after each stage and a mean-pooled head.
 #include <cmath>
 
 #include "arch/arch.h"
@@ -13,7 +13,8 @@ namespace vitrt::convert {
 namespace {
 
 constexpr int kStages = 4;
-constexpr int kPublishedHeads[kStages] = {1, 2, 5, 8};  // docs/models.md §10: the same in every published size
+constexpr int kPublishedHeads[kStages] = {1, 2, 5,
+                                          8};  // docs/models.md §10: the same in every published size
 
 int count_blocks(const Checkpoint& ckpt, int stage) {
   int n = 0;
@@ -27,17 +28,20 @@ int count_blocks(const Checkpoint& ckpt, int stage) {
 Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions& opt, ArchInfo* info) {
   std::vector<int> heads(kPublishedHeads, kPublishedHeads + kStages);
   if (!opt.heads.empty()) VITRT_RETURN_IF_ERROR(parse_heads_override(opt.heads, &heads));
-  if (heads.size() != static_cast<size_t>(kStages)) return invalid_argument("--heads: PVT v2 takes 4 head counts");
+  if (heads.size() != static_cast<size_t>(kStages))
+    return invalid_argument("--heads: PVT v2 takes 4 head counts");
   const auto pe1 = b.shape_of("patch_embed1.proj.weight");
   const auto head = b.shape_of("head.weight");
   if (pe1.size() != 4 || head.size() != 2)
-    return bad_input("PVT v2: patch_embed1.proj.weight and head.weight are required to read the model's sizes");
+    return bad_input(
+        "PVT v2: patch_embed1.proj.weight and head.weight are required to read the model's sizes");
   // The linear variant's spatial reduction is a 1x1 conv after pooling, present in every stage.
   const auto sr1 = b.shape_of("block1.0.attn.sr.weight");
   const bool linear_variant = sr1.size() == 4 && sr1[2] == 1 && b.has("block4.0.attn.sr.weight");
   const int64_t in_ch = pe1[1];
   const int img = opt.image_size ? opt.image_size : 224;
-  if (img % 32 != 0) return invalid_argument("PVT v2: --image-size must be a multiple of 32, got " + std::to_string(img));
+  if (img % 32 != 0)
+    return invalid_argument("PVT v2: --image-size must be a multiple of 32, got " + std::to_string(img));
 
   int32_t x = b.input("image", Shape{1, in_ch, img, img});
   int64_t prev_c = in_ch, h = img, w = img;
@@ -51,7 +55,8 @@ Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOption
     c = pw[0];
     x = pvt_patch_embed(b, x, s, prev_c, c, &h, &w);
     const int depth = count_blocks(ckpt, s);
-    if (depth == 0) return bad_input("PVT v2: stage " + ps + " has no blocks (block" + ps + ".0.norm1.weight)");
+    if (depth == 0)
+      return bad_input("PVT v2: stage " + ps + " has no blocks (block" + ps + ".0.norm1.weight)");
     const int nh = heads[s - 1];
     if (c % nh != 0)
       return bad_input("PVT v2: stage " + ps + " width " + std::to_string(c) + " does not split into " +
@@ -63,8 +68,8 @@ Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOption
       const int32_t q = linear(b, y, p + ".attn.q", c, c);
       const int32_t kv_src = pvt_reduced_tokens(b, y, p, c, h, w, linear_variant);
       const int32_t kv = linear(b, kv_src, p + ".attn.kv", c, 2 * c);
-      y = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{nh, scale, AttentionInputs::kQKvPacked}, {q, kv},
-               p + ".attn");
+      y = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{nh, scale, AttentionInputs::kQKvPacked},
+               {q, kv}, p + ".attn");
       y = linear(b, y, p + ".attn.proj", c, c);
       x = b.op(OpType::kAdd, NoAttrs{}, {x, y}, p + ".residual1");
       x = pvt_mlp_residual(b, x, p, c, h, w, linear_variant);
@@ -83,8 +88,9 @@ Status build_pvt_v2(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOption
   info->image_size = img;
   std::string heads_desc;
   for (int s = 0; s < kStages; ++s) heads_desc += (s ? "," : "") + std::to_string(heads[s]);
-  info->description = desc + ", depths " + depth_desc + ", heads " + heads_desc + ", " + std::to_string(classes) +
-                      " classes, " + std::to_string(img) + "x" + std::to_string(img);
+  info->description = desc + ", depths " + depth_desc + ", heads " + heads_desc + ", " +
+                      std::to_string(classes) + " classes, " + std::to_string(img) + "x" +
+                      std::to_string(img);
   // PVT classification/datasets.py: Resize(int(256/224*size), bicubic), CenterCrop(size), ImageNet mean/std.
   info->preprocess.crop_h = info->preprocess.crop_w = img;
   info->preprocess.resize_shorter = static_cast<int32_t>(256.0 / 224.0 * img);

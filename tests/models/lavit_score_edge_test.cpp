@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LaViT's score edges (docs/models.md §4.2): the pre-softmax scores a layer keeps are ordinary graph edges from
-// its attention node to the next LA layer of its stage, or to the next stage's AttentionResidual. These tests
-// check that the converter wires them to exactly the right consumers, that the planner keeps each alive
+// LaViT's score edges (docs/models.md §4.2): the pre-softmax scores a layer keeps are ordinary graph edges
+// from its attention node to the next LA layer of its stage, or to the next stage's AttentionResidual. These
+// tests check that the converter wires them to exactly the right consumers, that the planner keeps each alive
 // exactly from its producer to its reader, and, with one Θ weight edited, that exactly the blocks from the
 // edited LA layer on change. A small synthetic checkpoint (64x64 input, h1 != h2 at every stage boundary,
 // VA->LA->LA and VA->VA->LA chains) runs without fixtures; the PyTorch fixture
@@ -369,7 +369,8 @@ std::string lavit_cases_dir() {
 TEST_CASE("lavit: per-block hidden states and scores match the PyTorch reference, original and Θ-edited") {
   const std::string dir = lavit_cases_dir();
   std::ifstream fe(dir + "/score_edit.json"), fm(dir + "/manifest.json");
-  REQUIRE_MESSAGE((fe.good() && fm.good()), "missing " << dir << "/score_edit.json (the lavit_cases fixture did not run)");
+  REQUIRE_MESSAGE((fe.good() && fm.good()),
+                  "missing " << dir << "/score_edit.json (the lavit_cases fixture did not run)");
   const json edit = json::parse(fe), manifest = json::parse(fm);
   std::map<std::string, json> cases;
   for (const json& c : manifest["cases"]) cases[c["name"].get<std::string>()] = c;

@@ -26,7 +26,7 @@ if [ -n "$lib" ] && [ -f "$prefix/include/vitrt.h" ] && [ -f "$prefix/include/vi
 else
   bad "installed tree lacks the library with its SONAME or the headers: $(cd "$prefix" && find . | head -20)"
 fi
-[ -x "$prefix/bin/vitrt" ] && ok "installed the vitrt tool" || bad "no bin/vitrt in the installed tree"
+[ -x "$prefix/bin/vitrt" ] && [ -x "$prefix/bin/vitrt-convert" ] && ok "installed the vitrt and vitrt-convert tools" || bad "no bin/vitrt or bin/vitrt-convert in the installed tree"
 libdir=$(dirname "$lib")
 
 model=$work/fashion_deit.vitrt

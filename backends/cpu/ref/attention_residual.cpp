@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// AttentionResidual (LaViT, docs/models.md §4.2): for each batch item b and key j, the scores S[b,:,:,j] are an
-// h1-channel image over the H1 x W1 query grid; a depthwise conv (kernel = stride = k, bias), a 1x1 conv
+// AttentionResidual (LaViT, docs/models.md §4.2): for each batch item b and key j, the scores S[b,:,:,j] are
+// an h1-channel image over the H1 x W1 query grid; a depthwise conv (kernel = stride = k, bias), a 1x1 conv
 // h1 -> h2 (bias) and a per-head scale give the [B,h2,N2,N'] residual:
 //   A[c,p,j]     = dw_b[c] + Σ_{ky,kx} dw[c,ky,kx] · S[b,c,(oy·k+ky)·W1 + ox·k+kx, j]      (p = oy·W2 + ox)
 //   out[b,o,p,j] = gamma[o] · (pw_b[o] + Σ_c pw[o,c] · A[c,p,j])

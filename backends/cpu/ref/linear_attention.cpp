@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LinearAttention: SOFT's softmax-free attention (docs/models.md §3.4–3.6), step by step as the PyTorch code does
-// it. For each batch item b and head h (channels c = h·d + j):
+// LinearAttention: SOFT's softmax-free attention (docs/models.md §3.4–3.6), step by step as the PyTorch code
+// does it. For each batch item b and head h (channels c = h·d + j):
 //   Q  = q·q_scale                                     [N,d]   (K is tied to Q)
 //   L  = GELU_erf(LN_d(conv_{r×r, stride r}(Q as a [d,H,W] image)))   [m,d], m = ⌊H/r⌋·⌊W/r⌋,
 //        the conv weights shared by all heads

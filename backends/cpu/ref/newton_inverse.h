@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// SOFT's Newton–Raphson (Newton–Schulz) Moore–Penrose pseudo-inverses (docs/models.md §3.5), as standalone float32
-// functions on row-major m×m matrices, reusable by every backend that runs LinearAttention.
+// SOFT's Newton–Raphson (Newton–Schulz) Moore–Penrose pseudo-inverses (docs/models.md §3.5), as standalone
+// float32 functions on row-major m×m matrices, reusable by every backend that runs LinearAttention.
 //
 // Both run exactly the iteration the models were trained with: V ← 2V − (V·P)·V, a fixed number of times from
 // a fixed start. Neither is a true inverse: with 20 iterations and an ill-conditioned K2 (cond ≳ 1e4) the

@@ -32,9 +32,9 @@ struct ConstantData {
 struct Tensor {
   std::string name;
   DType dtype = DType::kFloat32;
-  Shape shape;             // dim 0 may be kDynamicDim for activations
+  Shape shape;  // dim 0 may be kDynamicDim for activations
   bool is_constant = false;
-  ConstantData constant;   // valid when is_constant
+  ConstantData constant;  // valid when is_constant
 
   const float* f32() const { return reinterpret_cast<const float*>(constant.data); }
 };

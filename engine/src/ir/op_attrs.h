@@ -18,8 +18,8 @@ struct Conv2dAttrs {  // src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [
   int32_t dilation_h = 1, dilation_w = 1;
   int32_t groups = 1;
   Activation activation = Activation::kNone;
-  // src [B,H,W,Cin] -> dst [B,Ho,Wo,Cout] (token sequences [B,H·W,C] seen as images; the weight keeps PyTorch's
-  // layout). Set by the planner's channels_last_conv pass.
+  // src [B,H,W,Cin] -> dst [B,Ho,Wo,Cout] (token sequences [B,H·W,C] seen as images; the weight keeps
+  // PyTorch's layout). Set by the planner's channels_last_conv pass.
   bool channels_last = false;
 };
 
@@ -86,11 +86,14 @@ struct SoftmaxAttentionAttrs {
 };
 
 // SOFT's softmax-free attention (docs/models.md §3.4-3.6). Values match the schema's enums.
-enum class AttentionKernel : int8_t { kGaussian = 0 };       // exp(-|q - l|^2 / 2)
-enum class LandmarkSource : int8_t { kStridedConvLnGelu = 0 };  // conv r x r stride r shared by heads, LN(d), GELU
+enum class AttentionKernel : int8_t { kGaussian = 0 };  // exp(-|q - l|^2 / 2)
+enum class LandmarkSource : int8_t {
+  kStridedConvLnGelu = 0
+};  // conv r x r stride r shared by heads, LN(d), GELU
 enum class PseudoInverse : int8_t {
   kNewtonScaled = 0,  // current SOFT: alpha per (b,h) = 0.9*2/max_rowsum^2, then P = K2 + reg*I, V0 = alpha*P
-  kNewtonLegacy = 1,  // SOFT-Norm / pre-2022-07: alpha global over the batch with backtracking, no regulariser
+  kNewtonLegacy =
+      1,  // SOFT-Norm / pre-2022-07: alpha global over the batch with backtracking, no regulariser
 };
 // inputs: q [B,N,C] (the W_q projection, not yet scaled), v [B,N,C], landmark_weight [d,d,r,r],
 //         landmark_ln_gamma [d], landmark_ln_beta [d], v_conv_weight [h,1,k,k]  ->  [B,N,C]
@@ -100,26 +103,26 @@ struct LinearAttentionAttrs {
   float q_scale = 1.0f;           // Q is multiplied by this first (SOFT: d^-1/4); K is tied to Q
   AttentionKernel kernel = AttentionKernel::kGaussian;
   LandmarkSource landmarks = LandmarkSource::kStridedConvLnGelu;
-  int32_t landmark_ratio = 1;     // r: landmark conv kernel and stride
+  int32_t landmark_ratio = 1;  // r: landmark conv kernel and stride
   float landmark_ln_eps = 1e-5f;
   PseudoInverse pinv = PseudoInverse::kNewtonScaled;
   int32_t newton_iterations = 20;
-  float newton_regularizer = 0.01f;     // kNewtonScaled: added to the diagonal after alpha is computed
-  bool symmetric_normalization = false; // SOFT-Norm: inv <- D^-1/2 inv D^-1/2, D = row sums of K2
+  float newton_regularizer = 0.01f;      // kNewtonScaled: added to the diagonal after alpha is computed
+  bool symmetric_normalization = false;  // SOFT-Norm: inv <- D^-1/2 inv D^-1/2, D = row sums of K2
 };
 
-// LaViT's Less-Attention layer (docs/models.md §4.2): scores from the previous layer through Θ on the key axis and
-// Ψ on the query axis, softmax, ·V.
-// inputs: prev_scores [B,h,N,N'], v [B,N',C], theta_weight [N',N'], theta_bias [N'], psi_weight [N,N],
+// LaViT's Less-Attention layer (docs/models.md §4.2): scores from the previous layer through Θ on the key
+// axis and Ψ on the query axis, softmax, ·V. inputs: prev_scores [B,h,N,N'], v [B,N',C], theta_weight
+// [N',N'], theta_bias [N'], psi_weight [N,N],
 //         psi_bias [N]  ->  out [B,N,C] and, optionally, the new scores [B,h,N,N'].
 struct ReusedAttentionAttrs {
   int32_t num_heads = 1;
 };
 
-// LaViT's attention residual between stages: the last scores of stage s-1 [B,h1,N1,N'] viewed as one h1-channel
-// image over the query grid per key, a depthwise conv (kernel = stride = k), a 1x1 conv over heads and a
-// per-head scale.
-// inputs: scores [B,h1,N1,N'], dw_weight [h1,1,k,k], dw_bias [h1], pw_weight [h2,h1,1,1], pw_bias [h2],
+// LaViT's attention residual between stages: the last scores of stage s-1 [B,h1,N1,N'] viewed as one
+// h1-channel image over the query grid per key, a depthwise conv (kernel = stride = k), a 1x1 conv over heads
+// and a per-head scale. inputs: scores [B,h1,N1,N'], dw_weight [h1,1,k,k], dw_bias [h1], pw_weight
+// [h2,h1,1,1], pw_bias [h2],
 //         gamma [h2]  ->  [B,h2,N2,N'] with N2 = floor(H1/k)*floor(W1/k).
 struct AttentionResidualAttrs {
   int32_t height = 1, width = 1;  // the query grid of the source scores, N1 = height * width
@@ -127,8 +130,9 @@ struct AttentionResidualAttrs {
 
 // The PVT v2 / LaViT MLP as one op, made by the planner's fuse_conv_mlp pass from fc1 -> channels-last
 // depthwise conv -> fc2 (never by the converter), so a backend can run it a band of image rows at a time:
-//   hidden = act1(src·W1ᵀ + b1) viewed as [B,H,W,Ch]; mid = act2(dwconv(hidden) + bdw) (stride 1, zero padding
-//   pad_h/pad_w, kernel [kh,kw] = [2·pad_h+1, 2·pad_w+1], so the grid keeps its size); dst = act3(mid·W2ᵀ + b2)
+//   hidden = act1(src·W1ᵀ + b1) viewed as [B,H,W,Ch]; mid = act2(dwconv(hidden) + bdw) (stride 1, zero
+//   padding pad_h/pad_w, kernel [kh,kw] = [2·pad_h+1, 2·pad_w+1], so the grid keeps its size); dst =
+//   act3(mid·W2ᵀ + b2)
 //   + residual.
 // inputs: src [B,N,C] (N = height·width), fc1_weight [Ch,C], fc1_bias [Ch]?, dw_weight [Ch,1,kh,kw],
 //         dw_bias [Ch]?, fc2_weight [Co,Ch], fc2_bias [Co]?, residual [B,N,Co]?  ->  [B,N,Co]
@@ -146,9 +150,10 @@ struct AdaptiveAvgPool2dAttrs {  // src [B,C,H,W] -> [B,C,out_h,out_w], PyTorch'
 
 struct NoAttrs {};
 
-using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
-                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                             SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs,
-                             ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
+                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
+                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
+                 AttentionResidualAttrs, ConvMlpAttrs>;
 
 }  // namespace vitrt

@@ -9,6 +9,9 @@
 #                                 Python reference fixtures are complete, e.g. right after tools/test.sh) those
 #                                 fixtures are reused instead of made again: they are data from
 #                                 /usr/bin/python3, the same whatever the build flags.
+#   tools/test.sh --sanitize-subset [CTEST_ARGS...]
+#                                 the same build, only the hostile-input areas: unit (loader), converter, image,
+#                                 hostile, hostile_cli, capi, capi_threads, fuzz_regressions (what CI runs)
 #   tools/test.sh --tsan          ThreadSanitizer build in build-tsan/ of what the C API tests need, then those
 #                                 tests: capi (tests/capi) and capi_threads (one model, a session per thread)
 set -euo pipefail
@@ -32,11 +35,18 @@ fi
 # Sanitizer reports end the process with a non-zero status (the test fails) and print a symbolised stack.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 case $mode in
-  --sanitize)
+  --sanitize | --sanitize-subset)
     build=build-sanitize
     cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DVITRT_BUILD_TESTS=ON -DVITRT_SANITIZE=address,undefined \
       "${launcher[@]}"
-    cmake --build $build -j"$jobs"
+    select=()
+    if [ "$mode" = --sanitize-subset ]; then
+      cmake --build $build -j"$jobs" --target vitrt_unit_tests vitrt_converter_tests vitrt_image_tests \
+        vitrt_hostile_tests vitrt_capi_example vitrt_capi_threads vitrt_fuzz_replay vitrt-convert vitrt_cli
+      select=(-R '^(unit|converter|image|hostile|hostile_cli|capi|capi_threads|fuzz_regressions)$')
+    else
+      cmake --build $build -j"$jobs"
+    fi
     # Python fixtures run the uninstrumented /usr/bin/python3: the sanitizer runtime is not preloaded there.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
     reuse=()
@@ -46,7 +56,7 @@ case $mode in
       reuse=(--fixture-exclude-setup '.*')
     fi
     cd $build
-    ctest --output-on-failure -j"$jobs" --timeout 1800 "${reuse[@]}" "$@"
+    ctest --output-on-failure -j"$jobs" --timeout 1800 "${reuse[@]}" "${select[@]}" "$@"
     ;;
   --tsan)
     build=build-tsan
@@ -57,7 +67,7 @@ case $mode in
     ctest --output-on-failure -j"$jobs" --timeout 1800 -R '^capi(_threads)?$' "$@"
     ;;
   *)
-    echo "usage: tools/test.sh [--sanitize [CTEST_ARGS...] | --tsan]" >&2
+    echo "usage: tools/test.sh [--sanitize [CTEST_ARGS...] | --sanitize-subset [CTEST_ARGS...] | --tsan]" >&2
     exit 1
     ;;
 esac

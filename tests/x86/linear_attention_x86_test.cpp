@@ -195,23 +195,33 @@ TEST_CASE("x86 LinearAttention gives the same bits at 1, 2 and 3 threads") {
   });
 }
 
-// The Newton steps run on the packed GEMM from a landmark count up (VITRT_X86_NEWTON_PACKED_MIN_M, read when
-// the kernel is created) and on the simd row loops below it. Both sum every element in the same order, so
-// forcing either path on the same shapes must give the same bits.
+// The Newton steps run on the packed GEMM from a landmark count up (X86Options::newton_packed_min_m, which
+// VITRT_X86_NEWTON_PACKED_MIN_M sets when the backend is created) and on the simd row loops below it. Both sum
+// every element in the same order, so forcing either path on the same shapes must give the same bits.
 TEST_CASE("x86 LinearAttention: packed-GEMM and row-loop Newton steps give the same bits") {
-  const char* saved = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M");
-  const std::string restore = saved ? saved : "";
-  for_each_x86_case(77, [](const Spec& s, X86Isa isa, auto run) {
-    INFO("case ", std::string(s.name), " isa ", std::string(x86_isa_name(isa)));
-    setenv("VITRT_X86_NEWTON_PACKED_MIN_M", "1000000000", 1);
-    const std::vector<float> rows = run(2);
-    setenv("VITRT_X86_NEWTON_PACKED_MIN_M", "0", 1);
-    CHECK(run(2) == rows);
-  });
-  if (saved)
-    setenv("VITRT_X86_NEWTON_PACKED_MIN_M", restore.c_str(), 1);
-  else
-    unsetenv("VITRT_X86_NEWTON_PACKED_MIN_M");
+  std::mt19937 rng(77);
+  for (const Spec& s : kSpecs) {
+    const std::vector<HostTensor> in = inputs_of(s, rng);
+    std::vector<const HostTensor*> ptrs;
+    for (const auto& t : in) ptrs.push_back(&t);
+    for (X86Isa isa : isa_levels()) {
+      INFO("case ", std::string(s.name), " isa ", std::string(x86_isa_name(isa)));
+      auto run = [&](int64_t packed_min_m) {
+        X86Options o;
+        o.max_isa = isa;
+        o.read_env = o.read_env_tuning = false;
+        o.newton_packed_min_m = packed_min_m;
+        auto be = create_x86_backend(o);
+        REQUIRE(be);
+        ThreadedOpRunner r;
+        REQUIRE(r.plan(*be, OpType::kLinearAttention, attrs_of(s), ptrs, kConstant, 2, s.name).ok());
+        HostTensor out;
+        REQUIRE(r.run(ptrs, &out).ok());
+        return out.data;
+      };
+      CHECK(run(0) == run(1000000000));
+    }
+  }
 }
 
 TEST_CASE("x86 LinearAttention leaves invalid attributes to the reference, which reports them") {

@@ -35,7 +35,7 @@ inline std::vector<X86Isa> isa_levels() {
 inline std::unique_ptr<Backend> make_x86(X86Isa isa) {
   X86Options o;
   o.max_isa = isa;
-  o.read_env = false;  // VITRT_X86_ONEDNN still applies: the factories read it themselves
+  o.read_env = false;  // VITRT_X86_ONEDNN still applies: the backend reads it (read_env_tuning)
   return create_x86_backend(o);
 }
 

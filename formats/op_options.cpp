@@ -5,7 +5,9 @@
 namespace vitrt {
 namespace {
 
-fb::Activation to_fb(Activation a) { return static_cast<fb::Activation>(a); }
+fb::Activation to_fb(Activation a) {
+  return static_cast<fb::Activation>(a);
+}
 
 bool activation_from_fb(fb::Activation a, Activation* out) {
   const int v = static_cast<int>(a);
@@ -17,32 +19,50 @@ bool activation_from_fb(fb::Activation a, Activation* out) {
 // The union member each op must carry (NONE for ops without options).
 fb::OpOptions expected_options(OpType t) {
   switch (t) {
-    case OpType::kConv2d: return fb::OpOptions::Conv2dOptions;
-    case OpType::kBatchNorm2d: return fb::OpOptions::BatchNorm2dOptions;
-    case OpType::kLinear: return fb::OpOptions::LinearOptions;
-    case OpType::kLayerNorm: return fb::OpOptions::LayerNormOptions;
-    case OpType::kGelu: return fb::OpOptions::GeluOptions;
-    case OpType::kConcat: return fb::OpOptions::ConcatOptions;
-    case OpType::kSlice: return fb::OpOptions::SliceOptions;
-    case OpType::kReshape: return fb::OpOptions::ReshapeOptions;
-    case OpType::kTranspose: return fb::OpOptions::TransposeOptions;
+    case OpType::kConv2d:
+      return fb::OpOptions::Conv2dOptions;
+    case OpType::kBatchNorm2d:
+      return fb::OpOptions::BatchNorm2dOptions;
+    case OpType::kLinear:
+      return fb::OpOptions::LinearOptions;
+    case OpType::kLayerNorm:
+      return fb::OpOptions::LayerNormOptions;
+    case OpType::kGelu:
+      return fb::OpOptions::GeluOptions;
+    case OpType::kConcat:
+      return fb::OpOptions::ConcatOptions;
+    case OpType::kSlice:
+      return fb::OpOptions::SliceOptions;
+    case OpType::kReshape:
+      return fb::OpOptions::ReshapeOptions;
+    case OpType::kTranspose:
+      return fb::OpOptions::TransposeOptions;
     case OpType::kReduceMean:
     case OpType::kReduceSum:
-    case OpType::kReduceMax: return fb::OpOptions::ReduceMeanOptions;
-    case OpType::kSoftmax: return fb::OpOptions::SoftmaxOptions;
-    case OpType::kSoftmaxAttention: return fb::OpOptions::SoftmaxAttentionOptions;
-    case OpType::kAdaptiveAvgPool2d: return fb::OpOptions::AdaptiveAvgPool2dOptions;
-    case OpType::kLinearAttention: return fb::OpOptions::LinearAttentionOptions;
-    case OpType::kReusedAttention: return fb::OpOptions::ReusedAttentionOptions;
-    case OpType::kAttentionResidual: return fb::OpOptions::AttentionResidualOptions;
-    case OpType::kConvMlp: return fb::OpOptions::ConvMlpOptions;
+    case OpType::kReduceMax:
+      return fb::OpOptions::ReduceMeanOptions;
+    case OpType::kSoftmax:
+      return fb::OpOptions::SoftmaxOptions;
+    case OpType::kSoftmaxAttention:
+      return fb::OpOptions::SoftmaxAttentionOptions;
+    case OpType::kAdaptiveAvgPool2d:
+      return fb::OpOptions::AdaptiveAvgPool2dOptions;
+    case OpType::kLinearAttention:
+      return fb::OpOptions::LinearAttentionOptions;
+    case OpType::kReusedAttention:
+      return fb::OpOptions::ReusedAttentionOptions;
+    case OpType::kAttentionResidual:
+      return fb::OpOptions::AttentionResidualOptions;
+    case OpType::kConvMlp:
+      return fb::OpOptions::ConvMlpOptions;
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
     case OpType::kSub:
     case OpType::kDiv:
     case OpType::kExp:
-    case OpType::kMul: return fb::OpOptions::NONE;
+    case OpType::kMul:
+      return fb::OpOptions::NONE;
   }
   return fb::OpOptions::NONE;
 }
@@ -55,8 +75,8 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
   switch (node.type) {
     case OpType::kConv2d: {
       const auto& a = std::get<Conv2dAttrs>(node.attrs);
-      e.offset = fb::CreateConv2dOptions(fbb, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w,
-                                         a.groups, to_fb(a.activation), a.channels_last)
+      e.offset = fb::CreateConv2dOptions(fbb, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dilation_h,
+                                         a.dilation_w, a.groups, to_fb(a.activation), a.channels_last)
                      .Union();
       break;
     }
@@ -83,10 +103,12 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       break;
     }
     case OpType::kReshape:
-      e.offset = fb::CreateReshapeOptions(fbb, fbb.CreateVector(std::get<ReshapeAttrs>(node.attrs).shape)).Union();
+      e.offset =
+          fb::CreateReshapeOptions(fbb, fbb.CreateVector(std::get<ReshapeAttrs>(node.attrs).shape)).Union();
       break;
     case OpType::kTranspose:
-      e.offset = fb::CreateTransposeOptions(fbb, fbb.CreateVector(std::get<TransposeAttrs>(node.attrs).perm)).Union();
+      e.offset = fb::CreateTransposeOptions(fbb, fbb.CreateVector(std::get<TransposeAttrs>(node.attrs).perm))
+                     .Union();
       break;
     case OpType::kReduceMean:
     case OpType::kReduceSum:
@@ -113,15 +135,16 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kLinearAttention: {
       const auto& a = std::get<LinearAttentionAttrs>(node.attrs);
       e.offset = fb::CreateLinearAttentionOptions(
-                     fbb, a.num_heads, a.height, a.width, a.q_scale, static_cast<fb::AttentionKernel>(a.kernel),
-                     static_cast<fb::LandmarkSource>(a.landmarks), a.landmark_ratio, a.landmark_ln_eps,
-                     static_cast<fb::PseudoInverse>(a.pinv), a.newton_iterations, a.newton_regularizer,
-                     a.symmetric_normalization)
+                     fbb, a.num_heads, a.height, a.width, a.q_scale,
+                     static_cast<fb::AttentionKernel>(a.kernel), static_cast<fb::LandmarkSource>(a.landmarks),
+                     a.landmark_ratio, a.landmark_ln_eps, static_cast<fb::PseudoInverse>(a.pinv),
+                     a.newton_iterations, a.newton_regularizer, a.symmetric_normalization)
                      .Union();
       break;
     }
     case OpType::kReusedAttention:
-      e.offset = fb::CreateReusedAttentionOptions(fbb, std::get<ReusedAttentionAttrs>(node.attrs).num_heads).Union();
+      e.offset =
+          fb::CreateReusedAttentionOptions(fbb, std::get<ReusedAttentionAttrs>(node.attrs).num_heads).Union();
       break;
     case OpType::kAttentionResidual: {
       const auto& a = std::get<AttentionResidualAttrs>(node.attrs);
@@ -141,7 +164,8 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kSub:
     case OpType::kDiv:
     case OpType::kExp:
-    case OpType::kMul: break;
+    case OpType::kMul:
+      break;
   }
   return e;
 }
@@ -152,7 +176,9 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     return bad_model(where + ": options of type " + std::to_string(static_cast<int>(op.options_type())) +
                      " do not belong to this op (expected " + std::to_string(static_cast<int>(want)) + ")");
   if (want != fb::OpOptions::NONE && op.options() == nullptr) return bad_model(where + ": options missing");
-  auto bad_enum = [&](const char* field) { return bad_model(where + ": invalid value of option '" + field + "'"); };
+  auto bad_enum = [&](const char* field) {
+    return bad_model(where + ": invalid value of option '" + field + "'");
+  };
   switch (type) {
     case OpType::kConv2d: {
       const auto* o = op.options_as_Conv2dOptions();
@@ -169,7 +195,9 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = a;
       break;
     }
-    case OpType::kBatchNorm2d: *out = BatchNorm2dAttrs{op.options_as_BatchNorm2dOptions()->eps()}; break;
+    case OpType::kBatchNorm2d:
+      *out = BatchNorm2dAttrs{op.options_as_BatchNorm2dOptions()->eps()};
+      break;
     case OpType::kLinear: {
       LinearAttrs a;
       if (!activation_from_fb(op.options_as_LinearOptions()->activation(), &a.activation))
@@ -177,14 +205,18 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = a;
       break;
     }
-    case OpType::kLayerNorm: *out = LayerNormAttrs{op.options_as_LayerNormOptions()->eps()}; break;
+    case OpType::kLayerNorm:
+      *out = LayerNormAttrs{op.options_as_LayerNormOptions()->eps()};
+      break;
     case OpType::kGelu: {
       const int v = static_cast<int>(op.options_as_GeluOptions()->approximation());
       if (v < 0 || v > 1) return bad_enum("approximation");
       *out = GeluAttrs{static_cast<GeluApproximation>(v)};
       break;
     }
-    case OpType::kConcat: *out = ConcatAttrs{op.options_as_ConcatOptions()->axis()}; break;
+    case OpType::kConcat:
+      *out = ConcatAttrs{op.options_as_ConcatOptions()->axis()};
+      break;
     case OpType::kSlice: {
       const auto* o = op.options_as_SliceOptions();
       *out = SliceAttrs{o->axis(), o->start(), o->end()};
@@ -193,7 +225,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kReshape: {
       const auto* s = op.options_as_ReshapeOptions()->shape();
       if (!s) return bad_model(where + ": Reshape without a target shape");
-      *out = ReshapeAttrs{std::vector<int64_t>(s->begin(), s->end())};
+      *out = ReshapeAttrs{copy_int64_vector(*s)};
       break;
     }
     case OpType::kTranspose: {
@@ -210,7 +242,9 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = ReduceMeanAttrs{std::vector<int32_t>(o->axes()->begin(), o->axes()->end()), o->keepdims()};
       break;
     }
-    case OpType::kSoftmax: *out = SoftmaxAttrs{op.options_as_SoftmaxOptions()->axis()}; break;
+    case OpType::kSoftmax:
+      *out = SoftmaxAttrs{op.options_as_SoftmaxOptions()->axis()};
+      break;
     case OpType::kSoftmaxAttention: {
       const auto* o = op.options_as_SoftmaxAttentionOptions();
       const int v = static_cast<int>(o->inputs());
@@ -270,7 +304,9 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kSub:
     case OpType::kDiv:
     case OpType::kExp:
-    case OpType::kMul: *out = NoAttrs{}; break;
+    case OpType::kMul:
+      *out = NoAttrs{};
+      break;
   }
   return Status::Ok();
 }

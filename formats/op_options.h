@@ -5,6 +5,9 @@
 // so the writer and the loader cannot drift apart.
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
+#include <vector>
+
 #include "ir/graph.h"
 #include "vitrt_generated.h"
 
@@ -20,5 +23,14 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
 // Decodes and validates the options of an operator whose builtin is `type` (enum ranges, union type matching
 // the op). `where` names the operator in messages.
 Status decode_op_options(const fb::Operator& op, OpType type, const std::string& where, OpAttrs* out);
+
+// The elements of a `[long]` vector, copied bytewise: the FlatBuffers verifier only checks a vector's 4-byte
+// length alignment, so a crafted file may place int64 data off its 8-byte boundary (a misaligned load
+// otherwise).
+inline std::vector<int64_t> copy_int64_vector(const flatbuffers::Vector<int64_t>& v) {
+  std::vector<int64_t> out(v.size());
+  if (!out.empty()) std::memcpy(out.data(), v.Data(), out.size() * sizeof(int64_t));
+  return out;
+}
 
 }  // namespace vitrt

@@ -48,7 +48,7 @@ Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file
     if (ft->shape()->size() > static_cast<flatbuffers::uoffset_t>(kMaxRank))
       return bad_model(where + ": rank " + std::to_string(ft->shape()->size()) + " exceeds " +
                        std::to_string(kMaxRank));
-    std::vector<int64_t> dims(ft->shape()->begin(), ft->shape()->end());
+    const std::vector<int64_t> dims = copy_int64_vector(*ft->shape());
     Shape::from_vector(dims, &t.shape);
     const uint32_t b = ft->buffer();
     if (b >= buffers->size())
@@ -94,6 +94,9 @@ Status check_buffers(const fb::Model& m, size_t fb_end, size_t file_size) {
   const auto* buffers = m.buffers();
   if (!buffers || buffers->size() == 0)
     return bad_model("missing buffer table (buffer 0 must be the empty sentinel)");
+  // The verifier checks only the 4-byte alignment of a vector's length; Buffer holds 64-bit fields.
+  if (reinterpret_cast<uintptr_t>(buffers->Data()) % alignof(fb::Buffer) != 0)
+    return bad_model("the buffer table is not " + std::to_string(alignof(fb::Buffer)) + "-byte aligned");
   const fb::Buffer* s = buffers->Get(0);
   if (s->offset() != 0 || s->size() != 0) return bad_model("buffer 0 is not the empty sentinel");
   for (flatbuffers::uoffset_t i = 1; i < buffers->size(); ++i) {

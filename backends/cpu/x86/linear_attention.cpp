@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// LinearAttention (SOFT, MODELS.md §3.4–3.6) on x86: the reference kernel's algorithm (backends/cpu/ref/
+// LinearAttention (SOFT, docs/models.md §3.4–3.6) on x86: the reference kernel's algorithm (backends/cpu/ref/
 // linear_attention.cpp, newton_inverse.cpp) step for step, with the inner loops vectorised across output
 // columns (linear_attention_impl.h) and the work split over (batch, head) items.
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// SOFT's Newton–Schulz steps V ← 2V − (V·P)·V (MODELS.md §3.5) on the packed GEMM, for one m×m item on the
+// SOFT's Newton–Schulz steps V ← 2V − (V·P)·V (docs/models.md §3.5) on the packed GEMM, for one m×m item on the
 // calling thread: P is packed into column panels once, V once per step. Every element of both products is
 // summed over k in order from zero with one FMA a step, as the reference's loops and the simd row loops
 // (linear_attention_impl.h, still used for small m) do, so all three give the same bits. The row loops

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ReusedAttention (LaViT's Less-Attention layer, MODELS.md §4.2) in three threaded phases:
+// ReusedAttention (LaViT's Less-Attention layer, docs/models.md §4.2) in three threaded phases:
 //   1. T = S_prev·Θᵀ + θ_b for every (b, h): row-broadcast tiles against Θᵀ, written as the column panels of
 //   one
 //      matrix T_all [N, B·h·N'] (column (b·heads + h)·N' + j), the packed B operand of phase 2.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// AttentionResidual (LaViT, docs/models.md §4.2): work items are (batch item, output grid row), split over the
-// threads; each computes the depthwise k x k stride-k conv of its h1 score images and the 1x1 head mix times
-// gamma for every ox (lavit_attention_impl.h residual_row), vectorised over the contiguous key axis. Memory
-// bound: every score is read once. Per-thread scratch: one h1 x N' block.
+// AttentionResidual (LaViT, docs/models.md §4.2): work items are (batch item, output grid row), split over
+// the threads; each computes the depthwise k x k stride-k conv of its h1 score images and the 1x1 head mix
+// times gamma for every ox (lavit_attention_impl.h residual_row), vectorised over the contiguous key axis.
+// Memory bound: every score is read once. Per-thread scratch: one h1 x N' block.
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/lavit_attention_simd.h"
 #include "backends/cpu/x86/x86_internal.h"

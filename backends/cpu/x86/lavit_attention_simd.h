@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// LaViT's attention inner loops (docs/models.md §4.2), one table per ISA level: lavit_attention_impl.h writes them
-// once on xsimd batches, lavit_attention_avx512.cpp and lavit_attention_avx2.cpp instantiate them. Callers
-// split the work over threads and hand every call its own scratch; nothing here allocates or threads.
+// LaViT's attention inner loops (docs/models.md §4.2), one table per ISA level: lavit_attention_impl.h writes
+// them once on xsimd batches, lavit_attention_avx512.cpp and lavit_attention_avx2.cpp instantiate them.
+// Callers split the work over threads and hand every call its own scratch; nothing here allocates or threads.
 #include <cstdint>
 
 namespace vitrt {

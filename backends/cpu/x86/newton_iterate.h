@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// SOFT's Newton–Schulz steps V ← 2V − (V·P)·V (docs/models.md §3.5) on the packed GEMM, for one m×m item on the
-// calling thread: P is packed into column panels once, V once per step. Every element of both products is
+// SOFT's Newton–Schulz steps V ← 2V − (V·P)·V (docs/models.md §3.5) on the packed GEMM, for one m×m item on
+// the calling thread: P is packed into column panels once, V once per step. Every element of both products is
 // summed over k in order from zero with one FMA a step, as the reference's loops and the simd row loops
 // (linear_attention_impl.h, still used for small m) do, so all three give the same bits. The row loops
 // stream all of V past every 6-row stripe: with m = 784 (SOFT at 896²) V is 2.4 MB, larger than L2, and the

@@ -11,7 +11,6 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config           # toolchain
   libflatbuffers-dev flatbuffers-compiler    # the .vitrt model format (schema + verifier)
-  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # oneDNN for the fast CPU backend (its CMake config needs OpenCL)
   libxsimd-dev xtl-dev                       # portable SIMD for the fast CPU backend (xsimd needs xtl)
   doctest-dev                                # unit tests
   libcli11-dev                               # command-line parsing of vitrt / vitrt-convert
@@ -24,6 +23,9 @@ test_packages=(
   python3-skimage                            # natural photos (astronaut, chelsea, coffee...) for the PIL parity test
 )
 bench_packages=(
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # optional oneDNN: vitrt_gemm_ceiling (compare.sh's GEMM ceiling),
+                                                   # vitrt_gemm_compare and VITRT_X86_ONEDNN=1 (its CMake config
+                                                   # needs OpenCL); reconfigure the build after installing
   libopenblas0-openmp                        # PyTorch's tuned configuration (../shared/docs/TOOLCHAIN.md): without it
                                              # Debian's torch falls back to the reference BLAS, 10-40x slower
 )

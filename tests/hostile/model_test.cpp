@@ -17,6 +17,7 @@
 #include "loader/model_loader.h"
 #include "model_writer.h"
 #include "runtime/session.h"
+#include "unit/model_bytes.h"
 #include "unit/test_graphs.h"
 #include "vitrt.h"
 #include "vitrt_generated.h"
@@ -25,19 +26,8 @@ using namespace vitrt;
 
 namespace {
 
-// Loads file bytes through the public loader (64-byte aligned copy, as the loader requires).
 Status load_bytes(const std::vector<uint8_t>& b, std::shared_ptr<const Model>* out = nullptr) {
-  const size_t cap = (b.size() + 63) / 64 * 64 + 64;
-  uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(64, cap));
-  std::memcpy(p, b.data(), b.size());
-  auto owner = std::shared_ptr<uint8_t>(p, std::free);
-  std::shared_ptr<const Model> m;
-  Status st = load_model_from_memory(p, b.size(), &m);
-  if (out) {
-    // Keep the bytes alive with the model: a copy of the model that also holds the buffer.
-    *out = std::shared_ptr<const Model>(m.get(), [m, owner](const Model*) {});
-  }
-  return st;
+  return test::load_model_bytes(b, out);
 }
 
 std::vector<uint8_t> bytes_of(const Graph& g) {
@@ -46,15 +36,8 @@ std::vector<uint8_t> bytes_of(const Graph& g) {
   return b;
 }
 
-// Edits the header through the mutable FlatBuffers API and re-stamps the CRC, so that the semantic checks
-// (not the checksum) must catch the problem, as with a file an attacker wrote.
 std::vector<uint8_t> edited(std::vector<uint8_t> b, const std::function<void(fb::Model*)>& edit) {
-  fb::Model* m = fb::GetMutableSizePrefixedModel(b.data());
-  edit(m);
-  FileChecksum crc(static_cast<size_t>(crc32_field_address(m) - b.data()));
-  crc.update(b.data(), b.size());
-  m->mutate_crc32(crc.value());
-  return b;
+  return test::edited_model_bytes(std::move(b), edit);
 }
 
 void expect_refused(const std::vector<uint8_t>& b, const char* fragment) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The loader rejects every corrupt, truncated or inconsistent file with a Status naming the problem, and never
-// crashes (run under ASan/valgrind to see the "never reads out of bounds" half).
+// The loader rejects every corrupt, truncated or inconsistent file with a Status naming the problem, and
+// never crashes (run under ASan/valgrind to see the "never reads out of bounds" half).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -11,6 +11,7 @@
 
 #include "file_checksum.h"
 #include "loader/model_loader.h"
+#include "model_bytes.h"
 #include "model_writer.h"
 #include "test_graphs.h"
 #include "vitrt_generated.h"
@@ -20,14 +21,7 @@ using namespace vitrt;
 namespace {
 
 Status load_bytes(const std::vector<uint8_t>& b) {
-  const size_t cap = (b.size() + 63) / 64 * 64 + 64;
-  uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(64, cap));
-  if (!b.empty()) std::memcpy(p, b.data(), b.size());
-  std::shared_ptr<const Model> m;
-  Status st = load_model_from_memory(p, b.size(), &m);
-  m.reset();
-  std::free(p);
-  return st;
+  return test::load_model_bytes(b);
 }
 
 std::vector<uint8_t> good_bytes() {
@@ -36,16 +30,8 @@ std::vector<uint8_t> good_bytes() {
   return b;
 }
 
-// Applies `edit` to the header through the mutable FlatBuffers API, then re-stamps the checksum so that the
-// semantic checks (not the CRC) are what must catch the problem.
 std::vector<uint8_t> edited(const std::function<void(fb::Model*)>& edit) {
-  std::vector<uint8_t> b = good_bytes();
-  fb::Model* m = fb::GetMutableSizePrefixedModel(b.data());
-  edit(m);
-  FileChecksum crc(static_cast<size_t>(crc32_field_address(m) - b.data()));
-  crc.update(b.data(), b.size());
-  m->mutate_crc32(crc.value());
-  return b;
+  return test::edited_model_bytes(good_bytes(), edit);
 }
 
 void expect_error(const std::vector<uint8_t>& b, const char* fragment) {
@@ -56,7 +42,9 @@ void expect_error(const std::vector<uint8_t>& b, const char* fragment) {
 
 }  // namespace
 
-TEST_CASE("loader: the unmodified file loads") { CHECK(load_bytes(good_bytes()).ok()); }
+TEST_CASE("loader: the unmodified file loads") {
+  CHECK(load_bytes(good_bytes()).ok());
+}
 
 TEST_CASE("loader: every truncation is rejected") {
   const std::vector<uint8_t> b = good_bytes();
@@ -113,18 +101,27 @@ TEST_CASE("loader: semantic checks name what is wrong") {
                  const_cast<fb::Buffer*>(bufs->Get(1))->mutate_size(bufs->Get(1)->size() - 4);
                }),
                "needs");
-  expect_error(edited([](fb::Model* m) { m->mutable_graph()->mutable_tensors()->GetMutableObject(1)->mutate_buffer(9999); }),
-               "buffer index 9999 out of range");
-  expect_error(edited([](fb::Model* m) { m->mutable_operator_codes()->GetMutableObject(0)->mutate_version(7); }),
-               "version 7");
   expect_error(edited([](fb::Model* m) {
-                 m->mutable_operator_codes()->GetMutableObject(0)->mutate_builtin(static_cast<fb::BuiltinOp>(999));
+                 m->mutable_graph()->mutable_tensors()->GetMutableObject(1)->mutate_buffer(9999);
                }),
-               "unknown op 999");
-  expect_error(edited([](fb::Model* m) { m->mutable_graph()->mutable_operators()->GetMutableObject(0)->mutable_inputs()->Mutate(0, 12345); }),
+               "buffer index 9999 out of range");
+  expect_error(
+      edited([](fb::Model* m) { m->mutable_operator_codes()->GetMutableObject(0)->mutate_version(7); }),
+      "version 7");
+  expect_error(
+      edited([](fb::Model* m) {
+        m->mutable_operator_codes()->GetMutableObject(0)->mutate_builtin(static_cast<fb::BuiltinOp>(999));
+      }),
+      "unknown op 999");
+  expect_error(edited([](fb::Model* m) {
+                 m->mutable_graph()->mutable_operators()->GetMutableObject(0)->mutable_inputs()->Mutate(
+                     0, 12345);
+               }),
                "out of range");
-  expect_error(edited([](fb::Model* m) { m->mutable_graph()->mutable_operators()->GetMutableObject(1)->mutable_inputs()->Mutate(
-                   0, static_cast<int32_t>(m->graph()->tensors()->size() - 2)); }),
+  expect_error(edited([](fb::Model* m) {
+                 m->mutable_graph()->mutable_operators()->GetMutableObject(1)->mutable_inputs()->Mutate(
+                     0, static_cast<int32_t>(m->graph()->tensors()->size() - 2));
+               }),
                "before any op writes it");
   expect_error(edited([](fb::Model* m) {
                  auto* shape = m->mutable_graph()->mutable_tensors()->GetMutableObject(1)->mutable_shape();

@@ -13,7 +13,7 @@ import sys
 
 # Lowest first. A path belongs to the first layer with a matching prefix.
 LAYERS = [
-    ("core", ["engine/src/common/", "engine/src/ir/", "engine/src/ops/"]),
+    ("core", ["core/"]),
     ("formats", ["formats/"]),
     ("backends", ["backends/"]),
     ("engine", ["engine/"]),
@@ -22,7 +22,7 @@ LAYERS = [
     ("tests", ["tests/", "bench/"]),
 ]
 # Where the build looks for a quoted include after the including file's own folder.
-INCLUDE_ROOTS = ["", "engine/src", "engine/include", "formats", "converter", "tests"]
+INCLUDE_ROOTS = ["", "core", "engine/src", "engine/include", "formats", "converter", "tests"]
 SOURCE = re.compile(r"\.(c|cc|cpp|h|hpp|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GENERATED = {"vitrt_generated.h": "formats"}  # flatc output, made in the build tree from formats/schema

@@ -14,7 +14,7 @@
 
 #include "backends/backend_registry.h"
 #include "ir/shape_propagation.h"
-#include "memory/arena_planner.h"
+#include "memory/placement.h"
 #include "ops/op_registry.h"
 
 namespace vitrt {
@@ -23,18 +23,22 @@ namespace {
 constexpr uint64_t kAlignment = 64;  // AVX-512 loads
 constexpr uint64_t kOverread = 64;   // kernels may read up to one vector past a tensor's end
 
-// Shapes reaching the session passed shape inference, which bounds them by kMaxTensorElements, so the product
-// fits; an invalid shape reads as "larger than any limit" rather than as 0 bytes.
-uint64_t tensor_bytes(const Tensor& t, const Shape& s) {
-  int64_t n = 0;
-  if (!checked_numel(s, &n)) return UINT64_MAX / 2;
-  return static_cast<uint64_t>(n) * dtype_size(t.dtype);
-}
-
 uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return UINT64_MAX;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+// Activation blocks: 64-byte aligned, padded for the kernels' over-read and, in guard mode, a guard zone.
+PlacementOptions placement_options(const SessionOptions& options, const MappedFile& file) {
+  PlacementOptions po;
+  po.allow_inplace = options.allow_inplace;
+  po.preserve_intermediates = options.preserve_intermediates;
+  po.alignment = kAlignment;
+  po.padding = kOverread + (options.guard_arena ? ArenaGuard::kGuardBytes : 0);
+  po.file = file.data();
+  po.file_size = file.size();
+  return po;
 }
 
 std::string gib(uint64_t bytes) {
@@ -67,25 +71,45 @@ Status Session::create(std::shared_ptr<const Model> model, const SessionOptions&
   return Status::Ok();
 }
 
+// Backend -> planner passes and shapes -> kernels -> placement (memory/placement.h) -> arenas -> guards.
 Status Session::plan(const SessionOptions& options) {
-  if (options.backend_factory) {
-    backend_ = options.backend_factory();
-    if (!backend_) return invalid_argument("the session's backend_factory returned no backend");
-  } else {
-    VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_));
-  }
+  VITRT_RETURN_IF_ERROR(make_backend(options));
+  VITRT_RETURN_IF_ERROR(run_planner(options));
+  std::vector<NodeMemoryTraits> traits;
+  uint64_t workspace_bytes = 0;
+  VITRT_RETURN_IF_ERROR(create_kernels(options, &traits, &workspace_bytes));
+  const PlacementOptions po = placement_options(options, *model_->file);
+  MemoryPlan placement = plan_memory(graph_, max_shapes_, traits, po);
+  VITRT_RETURN_IF_ERROR(check_memory_limit(placement, workspace_bytes, options));
+  VITRT_RETURN_IF_ERROR(allocate_arenas(placement, workspace_bytes));
+  if (options.guard_arena) init_guard(placement, po.padding);
+  point_at_storage(std::move(placement));
+  return bind_batch(options.max_batch);
+}
+
+Status Session::make_backend(const SessionOptions& options) {
+  if (!options.backend_factory) return create_backend(options.backend, &backend_);
+  backend_ = options.backend_factory();
+  if (!backend_) return invalid_argument("the session's backend_factory returned no backend");
+  return Status::Ok();
+}
+
+Status Session::run_planner(const SessionOptions& options) {
   graph_ = model_->graph;  // constants still point into the mapped file
   PassContext ctx;
   ctx.backend = backend_.get();
   VITRT_RETURN_IF_ERROR(run_passes(graph_, ctx, options.opt_level, options.disabled_passes, &pass_report_));
-  const Graph& g = graph_;
-  const size_t nt = g.tensors.size();
-  max_shapes_.assign(nt, Shape());
-  VITRT_RETURN_IF_ERROR(propagate_shapes(g, options.max_batch, max_shapes_.data()));
+  max_shapes_.assign(graph_.tensors.size(), Shape());
+  return propagate_shapes(graph_, options.max_batch, max_shapes_.data());
+}
 
-  // Kernels, created with the shapes at the maximum batch.
-  uint64_t workspace = 0;
-  std::vector<bool> may_inplace(g.nodes.size(), false), is_view(g.nodes.size(), false);
+// One kernel per node, created with the shapes at the maximum batch. Reports what each allows for its
+// output's memory and the largest workspace any of them needs.
+Status Session::create_kernels(const SessionOptions& options, std::vector<NodeMemoryTraits>* traits,
+                               uint64_t* workspace_bytes) {
+  const Graph& g = graph_;
+  traits->assign(g.nodes.size(), NodeMemoryTraits());
+  *workspace_bytes = 0;
   steps_.clear();
   steps_.reserve(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -113,114 +137,71 @@ Status Session::plan(const SessionOptions& options) {
     Status st = backend_->create_kernel(kp, &step.kernel, &info);
     if (!st.ok()) return st.with_context(describe_node(node, n));
     if (!step.kernel) return runtime_error(describe_node(node, n) + ": backend returned no kernel");
-    workspace = std::max<uint64_t>(workspace, info.workspace_bytes);
-    may_inplace[n] = info.may_inplace;
-    is_view[n] = info.is_view;
+    *workspace_bytes = std::max<uint64_t>(*workspace_bytes, info.workspace_bytes);
+    (*traits)[n].may_inplace = info.may_inplace;
+    (*traits)[n].is_view = info.is_view;
     steps_.push_back(std::move(step));
   }
-
-  // Placement: weights stay in the mapped file; the input is bound to the caller's memory at run time;
-  // everything else lives in the activation arena.
-  std::vector<Lifetime> life = compute_lifetimes(g);
-  // In place: an elementwise kernel may write over its first input when that input is an activation read by
-  // nobody else, of the same size, and neither tensor is a graph input or output (ggml gallocr's rule). A
-  // view (Reshape) writes nothing, so it shares its input's bytes even when others read the input too; a
-  // later in-place write into such a shared block is then allowed only at the block's last read (life of the
-  // root).
-  alias_of_.assign(nt, -1);
-  std::vector<int32_t> root(nt);
-  for (size_t i = 0; i < nt; ++i) root[i] = static_cast<int32_t>(i);
-  if (options.allow_inplace && !options.preserve_intermediates) {
-    std::vector<int> readers(nt, 0);
-    for (const Node& n : g.nodes)
-      for (int32_t i : n.inputs)
-        if (i != kAbsent) readers[i]++;
-    auto is_io = [&](int32_t t) {
-      for (int32_t x : g.inputs)
-        if (x == t) return true;
-      for (int32_t x : g.outputs)
-        if (x == t) return true;
-      return false;
-    };
-    for (size_t n = 0; n < g.nodes.size(); ++n) {
-      if (!may_inplace[n]) continue;
-      const int32_t src = g.nodes[n].inputs[0], dst = g.nodes[n].outputs[0];
-      if (src == kAbsent || g.tensors[src].is_constant || is_io(src) || is_io(dst)) continue;
-      if (!is_view[n] && (readers[src] != 1 || life[root[src]].last != static_cast<int>(n))) continue;
-      if (tensor_bytes(g.tensors[src], max_shapes_[src]) != tensor_bytes(g.tensors[dst], max_shapes_[dst]))
-        continue;
-      root[dst] = root[src];
-      alias_of_[dst] = src;
-      Lifetime& r = life[root[dst]];
-      r.last = std::max(r.last, life[dst].last);
-    }
-  }
-  placements_.assign(nt, TensorPlacement());
-  std::vector<ArenaRequest> requests(nt);
-  for (size_t i = 0; i < nt; ++i) {
-    const Tensor& t = g.tensors[i];
-    TensorPlacement& p = placements_[i];
-    p.life = life[i];
-    if (t.is_constant) {
-      // In the mapped file, or made by a planner pass (folded constants, owned by this session's graph).
-      const uint8_t* file = model_->file->data();
-      const bool in_file = t.constant.data >= file && t.constant.data < file + model_->file->size();
-      p.arena = in_file ? ArenaKind::kWeights : ArenaKind::kPersistent;
-      p.offset = in_file ? static_cast<uint64_t>(t.constant.data - file) : 0;
-      p.bytes = t.constant.size;
-      if (!in_file) memory_.persistent_bytes += p.bytes;
-      continue;
-    }
-    p.bytes = tensor_bytes(t, max_shapes_[i]);
-    if (life[i].first < 0 && life[i].last >= 0) {
-      p.arena = ArenaKind::kInput;
-      continue;
-    }
-    if (life[i].last < 0) continue;  // never produced nor read
-    p.arena = ArenaKind::kActivations;
-    if (root[i] != static_cast<int32_t>(i)) {
-      p.life.last = life[root[i]].last;
-      continue;  // shares its root's block
-    }
-    requests[i].size = p.bytes;
-    requests[i].life = life[i];
-  }
-  const uint64_t padding = kOverread + (options.guard_arena ? ArenaGuard::kGuardBytes : 0);
-  const ArenaPlan ap = plan_arena(requests, kAlignment, padding, options.preserve_intermediates);
-  for (size_t i = 0; i < nt; ++i)
-    if (placements_[i].arena == ArenaKind::kActivations) placements_[i].offset = ap.offsets[root[i]];
-
-  const uint64_t limit = options.max_memory_bytes ? options.max_memory_bytes : physical_memory_bytes();
-  const uint64_t planned = ap.peak + workspace + memory_.persistent_bytes;  // each bounded far below 2^63
-  if (planned > limit) {
-    size_t largest = 0;
-    for (size_t i = 0; i < nt; ++i)
-      if (placements_[i].arena == ArenaKind::kActivations &&
-          placements_[i].bytes > placements_[largest].bytes)
-        largest = i;
-    return out_of_memory("the plan at batch " + std::to_string(options.max_batch) + " needs " + gib(planned) +
-                         " (activations " + gib(ap.peak) + ", workspace " + gib(workspace) +
-                         "), more than the session's memory limit of " + gib(limit) +
-                         (options.max_memory_bytes ? "" : " (this machine's memory)") +
-                         "; its largest tensor is '" + g.tensors[largest].name + "' " +
-                         max_shapes_[largest].str() + " (" + gib(placements_[largest].bytes) + ")");
-  }
-  VITRT_RETURN_IF_ERROR(activations_.allocate(ap.peak, kAlignment, "activation"));
-  VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace + kOverread, kAlignment, "workspace"));
-  // Weights the planned graph reads (after fusion, constants only the plain-op form used are not counted).
-  std::vector<bool> read(nt, false);
-  for (const Node& n : g.nodes)
-    for (int32_t t : n.inputs)
-      if (t != kAbsent) read[t] = true;
-  memory_.weight_bytes = 0;
-  for (size_t i = 0; i < nt; ++i)
-    if (read[i] && placements_[i].arena == ArenaKind::kWeights)
-      memory_.weight_bytes += g.tensors[i].constant.size;
-  memory_.activation_bytes = ap.peak;
   step_seconds_.assign(options.profile ? steps_.size() : 0, 0.0);
-  memory_.activation_lower_bound = ap.lower_bound;
-  memory_.workspace_bytes = workspace;
+  return Status::Ok();
+}
 
+// The plan (activations + workspace + persistent constants) against max_memory_bytes or this machine's
+// memory; a refusal names the largest activation.
+Status Session::check_memory_limit(const MemoryPlan& plan, uint64_t workspace_bytes,
+                                   const SessionOptions& options) const {
+  const uint64_t limit = options.max_memory_bytes ? options.max_memory_bytes : physical_memory_bytes();
+  // Each term bounded far below 2^63.
+  const uint64_t planned = plan.activation_bytes + workspace_bytes + plan.persistent_bytes;
+  if (planned <= limit) return Status::Ok();
+  const std::vector<TensorPlacement>& place = plan.placements;
+  size_t largest = 0;
+  for (size_t i = 0; i < place.size(); ++i)
+    if (place[i].arena == ArenaKind::kActivations && place[i].bytes > place[largest].bytes) largest = i;
+  return out_of_memory("the plan at batch " + std::to_string(options.max_batch) + " needs " + gib(planned) +
+                       " (activations " + gib(plan.activation_bytes) + ", workspace " + gib(workspace_bytes) +
+                       "), more than the session's memory limit of " + gib(limit) +
+                       (options.max_memory_bytes ? "" : " (this machine's memory)") +
+                       "; its largest tensor is '" + graph_.tensors[largest].name + "' " +
+                       max_shapes_[largest].str() + " (" + gib(place[largest].bytes) + ")");
+}
+
+// One allocation each for the activation and workspace arenas, sized by the plan; the memory report.
+Status Session::allocate_arenas(const MemoryPlan& plan, uint64_t workspace_bytes) {
+  VITRT_RETURN_IF_ERROR(activations_.allocate(plan.activation_bytes, kAlignment, "activation"));
+  VITRT_RETURN_IF_ERROR(workspace_.allocate(workspace_bytes + kOverread, kAlignment, "workspace"));
+  memory_.weight_bytes = plan.weight_bytes;
+  memory_.activation_bytes = plan.activation_bytes;
+  memory_.activation_lower_bound = plan.activation_lower_bound;
+  memory_.workspace_bytes = workspace_bytes;
+  memory_.persistent_bytes = plan.persistent_bytes;
+  return Status::Ok();
+}
+
+// guard_arena: one guard block per activation, sized as the arena planner placed it (data + padding,
+// aligned).
+void Session::init_guard(const MemoryPlan& plan, uint64_t padding) {
+  const size_t nt = plan.placements.size();
+  std::vector<ArenaGuard::Block> blocks(nt);
+  for (size_t i = 0; i < nt; ++i) {
+    const TensorPlacement& p = plan.placements[i];
+    if (p.arena != ArenaKind::kActivations) continue;
+    blocks[i].offset = p.offset;
+    blocks[i].end = p.offset + (p.bytes + padding + kAlignment - 1) / kAlignment * kAlignment;
+    blocks[i].life = p.life;
+    blocks[i].root = plan.root[i];
+    blocks[i].name = graph_.tensors[i].name;
+  }
+  guard_.init(&graph_, std::move(blocks), activations_.data());
+}
+
+// Keeps the placement and points every tensor's reference at its bytes: weights and folded constants where
+// they are, activations into the arena (the input's is bound at each run).
+void Session::point_at_storage(MemoryPlan plan) {
+  placements_ = std::move(plan.placements);
+  alias_of_ = std::move(plan.alias_of);
+  const Graph& g = graph_;
+  const size_t nt = g.tensors.size();
   shapes_.assign(nt, Shape());
   refs_.assign(nt, TensorRef());
   for (size_t i = 0; i < nt; ++i) {
@@ -230,20 +211,6 @@ Status Session::plan(const SessionOptions& options) {
       refs_[i].data = const_cast<uint8_t*>(g.tensors[i].constant.data);
     if (p.arena == ArenaKind::kActivations) refs_[i].data = activations_.data() + p.offset;
   }
-  if (options.guard_arena) {
-    std::vector<ArenaGuard::Block> blocks(nt);
-    for (size_t i = 0; i < nt; ++i) {
-      const TensorPlacement& p = placements_[i];
-      if (p.arena != ArenaKind::kActivations) continue;
-      blocks[i].offset = p.offset;
-      blocks[i].end = p.offset + (p.bytes + padding + kAlignment - 1) / kAlignment * kAlignment;
-      blocks[i].life = p.life;
-      blocks[i].root = root[i];
-      blocks[i].name = g.tensors[i].name;
-    }
-    guard_.init(&graph_, std::move(blocks), activations_.data());
-  }
-  return bind_batch(options.max_batch);
 }
 
 Status Session::bind_batch(int64_t batch) {

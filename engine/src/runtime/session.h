@@ -15,6 +15,7 @@
 #include "memory/arena.h"
 #include "memory/arena_guard.h"
 #include "memory/liveness.h"
+#include "memory/placement.h"
 #include "planner/pass_manager.h"
 
 namespace vitrt {
@@ -38,16 +39,6 @@ struct SessionOptions {
   uint64_t max_memory_bytes = 0;
   // Overrides `backend` with a caller-made backend (embedders' own backends; tests' faulty kernels).
   std::function<std::unique_ptr<Backend>()> backend_factory;
-};
-
-// kPersistent: constants made at plan time (folded by a planner pass), owned by the session.
-enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput, kPersistent };
-
-struct TensorPlacement {
-  ArenaKind arena = ArenaKind::kNone;
-  uint64_t offset = 0;  // within its arena (weights: within the mapped file)
-  uint64_t bytes = 0;   // at the maximum batch
-  Lifetime life;
 };
 
 struct MemoryReport {
@@ -99,7 +90,18 @@ class Session {
   };
 
   Session() = default;
+  // Creation: plan() runs the steps below once, in this order.
   Status plan(const SessionOptions& options);
+  Status make_backend(const SessionOptions& options);
+  Status run_planner(const SessionOptions& options);  // graph_ after the passes, max_shapes_
+  Status create_kernels(const SessionOptions& options, std::vector<NodeMemoryTraits>* traits,
+                        uint64_t* workspace_bytes);
+  Status check_memory_limit(const MemoryPlan& plan, uint64_t workspace_bytes,
+                            const SessionOptions& options) const;
+  Status allocate_arenas(const MemoryPlan& plan, uint64_t workspace_bytes);
+  void init_guard(const MemoryPlan& plan, uint64_t padding);
+  void point_at_storage(MemoryPlan plan);
+  // Shapes and tensor references for `batch` (<= the planned maximum); also called by run.
   Status bind_batch(int64_t batch);
 
   std::shared_ptr<const Model> model_;

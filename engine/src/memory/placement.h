@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Where every tensor of a planned graph lives (docs/architecture.md §6): weights stay in the mapped file,
+// constants folded at plan time in the session, the input in the caller's buffer, and every other tensor in
+// one activation arena. Before the arena is laid out, the in-place and view rules decide which tensors take
+// an earlier tensor's bytes instead of a block of their own; the arena planner (memory/arena_planner.h) then
+// places the remaining blocks by lifetime. Pure: no allocation of the arena itself, no backend.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/shape.h"
+#include "ir/graph.h"
+#include "memory/liveness.h"
+
+namespace vitrt {
+
+// kPersistent: constants made at plan time (folded by a planner pass), owned by the session.
+enum class ArenaKind : int8_t { kNone = 0, kWeights, kActivations, kInput, kPersistent };
+
+struct TensorPlacement {
+  ArenaKind arena = ArenaKind::kNone;
+  uint64_t offset = 0;  // within its arena (weights: within the mapped file)
+  uint64_t bytes = 0;   // at the maximum batch
+  Lifetime life;        // of the tensor's bytes: an aliased block lives until its last sharer's last read
+};
+
+// What a node's kernel allows for the memory of its first output (the backend's KernelInfo).
+struct NodeMemoryTraits {
+  bool may_inplace = false;  // dst[0] may be written over src[0] (elementwise kernels)
+  bool is_view = false;  // dst[0] is src[0]'s bytes unchanged (Reshape): it may share them with other readers
+};
+
+struct PlacementOptions {
+  bool allow_inplace = true;            // apply the in-place and view rules
+  bool preserve_intermediates = false;  // no sharing at all: every activation keeps its own bytes
+  uint64_t alignment = 64;              // of every activation block
+  uint64_t padding = 0;                 // bytes planned after every activation block (over-read, guard zone)
+  // Constants whose bytes lie in [file, file + file_size) are weights, placed at their position in the file;
+  // other constants are persistent (made by a planner pass).
+  const uint8_t* file = nullptr;
+  size_t file_size = 0;
+};
+
+struct MemoryPlan {
+  std::vector<TensorPlacement> placements;  // per tensor
+  // The tensor whose bytes a tensor takes over (an in-place write or a view), -1 when it has its own.
+  std::vector<int32_t> alias_of;
+  // The tensor owning the arena block a tensor lives in: itself, or the start of its alias chain.
+  std::vector<int32_t> root;
+  uint64_t activation_bytes = 0;        // the activation arena's size (the plan's peak)
+  uint64_t activation_lower_bound = 0;  // the most bytes live at any one step
+  uint64_t persistent_bytes = 0;        // constants made at plan time
+  uint64_t weight_bytes = 0;            // constants in the file that the graph reads
+};
+
+// Bytes of `t` with shape `shape`; a shape whose element count overflows reads as larger than any limit.
+uint64_t tensor_bytes(const Tensor& t, const Shape& shape);
+
+// The placement of every tensor of `graph`. `shapes`: each tensor's shape at the maximum batch; `traits`: one
+// per node, in graph order.
+MemoryPlan plan_memory(const Graph& graph, const std::vector<Shape>& shapes,
+                       const std::vector<NodeMemoryTraits>& traits, const PlacementOptions& options);
+
+}  // namespace vitrt

@@ -43,9 +43,10 @@ case $mode in
       "${launcher[@]}"
     select=()
     if [ "$mode" = --sanitize-subset ]; then
-      cmake --build $build -j"$jobs" --target vitrt_unit_tests vitrt_converter_tests vitrt_image_tests \
-        vitrt_hostile_tests vitrt_capi_example vitrt_capi_threads vitrt_fuzz_replay vitrt-convert vitrt_cli
-      # converter is left out until it passes under ASan: primitive_fusion_test's 1e-5 tolerance fails on the
+      cmake --build $build -j"$jobs" --target vitrt_unit_tests vitrt_converter_tests vitrt_planner_tests \
+        vitrt_image_tests vitrt_hostile_tests vitrt_capi_example vitrt_capi_threads vitrt_fuzz_replay vitrt-convert \
+        vitrt_cli
+      # planner is left out until it passes under ASan: primitive_fusion_test's 1e-5 tolerance fails on the
       # sanitized build's codegen (4.3e-5). hostile_cli drops its ulimit -v caps when VITRT_SANITIZED is set.
       select=(-R "${VITRT_SANITIZE_TESTS:-^(unit|image|hostile|hostile_cli|capi|capi_threads|fuzz_regressions)$}")
     else

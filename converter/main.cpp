@@ -15,6 +15,8 @@
 #include "common/exit_codes.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
+#include "onnx/importer.h"
+#include "onnx/onnx_file.h"
 
 using namespace vitrt;
 
@@ -59,6 +61,7 @@ std::string help_text() {
   using namespace convert;
   auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
   return "vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
+         "An ONNX model (opsets 11-17, recognised by its content) is imported instead (docs/onnx.md).\n"
          "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
          "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
          "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"
@@ -92,7 +95,9 @@ int run(int argc, char** argv, int* oom_exit) {
   convert::ConvertOptions opt;
   bool verify = true;
   const auto side = CLI::Range(1, convert::kMaxImageSide);
-  app.add_option("checkpoint", checkpoint, "PyTorch checkpoint (.pth/.pt zip, or .safetensors)")->required();
+  app.add_option("checkpoint", checkpoint,
+                 "PyTorch checkpoint (.pth/.pt zip, or .safetensors), or an ONNX model (detected by content)")
+      ->required();
   app.add_option("-o,--output", output, "output model file (.vitrt)")->required();
   app.add_option("--arch", opt.arch,
                  "architecture: " + convert::known_archs() + " (auto: detect from the keys)")
@@ -162,17 +167,23 @@ int run(int argc, char** argv, int* oom_exit) {
 
   *oom_exit = kExitBadModel;
   convert::Checkpoint ckpt;
-  st = convert::load_checkpoint(checkpoint, &ckpt);
-  if (!st.ok()) return fail("cannot read checkpoint '" + checkpoint + "'", st, kExitBadModel);
-  std::cerr << "checkpoint: " << checkpoint << " (" << ckpt.tensors.size() << " tensors from '"
-            << ckpt.container << "')\n";
   Graph graph;
   std::string log;
-  st = convert::convert_checkpoint(ckpt, opt, &graph, &log);
+  const bool onnx = convert::looks_like_onnx(checkpoint);
+  if (onnx) {  // by content, whatever the extension (docs/onnx.md)
+    std::cerr << "onnx model: " << checkpoint << "\n";
+    st = convert::convert_onnx_file(checkpoint, opt, &graph, &log);
+  } else {
+    st = convert::load_checkpoint(checkpoint, &ckpt);
+    if (!st.ok()) return fail("cannot read checkpoint '" + checkpoint + "'", st, kExitBadModel);
+    std::cerr << "checkpoint: " << checkpoint << " (" << ckpt.tensors.size() << " tensors from '"
+              << ckpt.container << "')\n";
+    st = convert::convert_checkpoint(ckpt, opt, &graph, &log);
+  }
   std::cerr << log;
   if (!st.ok()) {
     const int code = st.code() == StatusCode::kInvalidArgument ? kExitUsage
-                     : st.code() == StatusCode::kIo            ? kExitBadInput
+                     : st.code() == StatusCode::kIo && !onnx   ? kExitBadInput
                                                                : kExitBadModel;
     return fail("'" + checkpoint + "'", st, code);
   }

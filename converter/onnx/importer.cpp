@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "onnx/importer.h"
+
+#include <cmath>
+#include <new>
+
+#include "ir/shape_propagation.h"
+#include "onnx/fold_ops.h"
+#include "onnx/import_context.h"
+#include "onnx/lower_ops.h"
+#include "onnx/onnx_file.h"
+#include "onnx/onnx_limits.h"
+#include "onnx/patterns.h"
+
+namespace vitrt::convert {
+namespace {
+
+Status bind_initializers(ImportContext& cx, const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) {
+    if (t.name().empty()) return bad_input("an initializer has no name");
+    if (cx.find(t.name())) return bad_input("initializer '" + t.name() + "' is defined twice");
+    OnnxValue v;
+    VITRT_RETURN_IF_ERROR(tensor_to_value(t, "initializer '" + t.name() + "'", &cx.external(), &v));
+    cx.set(t.name(), std::move(v));
+  }
+  if (g.sparse_initializer_size()) return unsupported("sparse initializers are not supported");
+  return Status::Ok();
+}
+
+// The one computed input: float32, batch first (dynamic unless options.static_input), every other dim static
+// or, for the spatial dims of an image, --image-size.
+Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImportOptions& o,
+                   std::string* log) {
+  int real = 0;
+  for (const auto& in : g.input()) {
+    if (cx.find(in.name())) continue;  // an initializer listed as an input (IR version < 4)
+    auto c = o.constant_inputs.find(in.name());
+    if (c != o.constant_inputs.end()) {
+      OnnxValue v;
+      VITRT_RETURN_IF_ERROR(tensor_to_value(*c->second, "input '" + in.name() + "'", &cx.external(), &v));
+      cx.set(in.name(), std::move(v));
+      continue;
+    }
+    if (++real > 1)
+      return unsupported("the model has more than one input ('" + in.name() +
+                         "' is the second); vitrt models take one image batch");
+    if (!in.type().has_tensor_type()) return unsupported("input '" + in.name() + "' is not a tensor");
+    const auto& tt = in.type().tensor_type();
+    if (tt.elem_type() != onnx::TensorProto::FLOAT)
+      return unsupported("input '" + in.name() + "' is " + onnx_type_name(tt.elem_type()) +
+                         "; vitrt models take a float32 input");
+    if (!tt.has_shape()) return unsupported("input '" + in.name() + "' has no shape");
+    const int rank = tt.shape().dim_size();
+    if (rank < 1 || rank > kMaxRank)
+      return unsupported("input '" + in.name() + "' has rank " + std::to_string(rank));
+    std::vector<SymDim> dims;
+    for (int d = 0; d < rank; ++d) {
+      const auto& dim = tt.shape().dim(d);
+      const std::string label = "input '" + in.name() + "' dimension " + std::to_string(d);
+      if (d == 0 && !o.static_input) {
+        dims.push_back(SymDim::batch());
+        if (dim.has_dim_value() && dim.dim_value() != 1)
+          *log += "onnx: " + label + " is " + std::to_string(dim.dim_value()) +
+                  " in the model; it becomes the batch\n";
+        continue;
+      }
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 1) return bad_input(label + " is " + std::to_string(dim.dim_value()));
+        if (o.image_size && rank == 4 && d >= 2 && dim.dim_value() != o.image_size)
+          return invalid_argument("--image-size " + std::to_string(o.image_size) +
+                                  " differs from the model's static " + std::to_string(dim.dim_value()) +
+                                  " (" + label + ")");
+        dims.push_back(SymDim::of(dim.dim_value()));
+      } else if (rank == 4 && d >= 2 && o.image_size) {
+        dims.push_back(SymDim::of(o.image_size));
+        *log += "onnx: " + label + " ('" + dim.dim_param() + "') resolved to --image-size " +
+                std::to_string(o.image_size) + "\n";
+      } else {
+        return unsupported(label + " is symbolic ('" + dim.dim_param() +
+                           "'); only the batch may stay dynamic" +
+                           (rank == 4 && d >= 2 ? " (give --image-size)" : ""));
+      }
+    }
+    cx.add_input(in.name(), dims);
+  }
+  if (real == 0) return unsupported("the model has no computed input (every input is an initializer)");
+  return Status::Ok();
+}
+
+// Constants first: Constant nodes and anything computed from constants alone, so patterns see their values
+// wherever the exporter placed them.
+Status prefold(ImportContext& cx) {
+  const auto& g = cx.onnx_graph();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    if (n.op_type() == "Shape" || n.op_type() == "Size") continue;
+    bool all_const = true;
+    for (const std::string& in : n.input()) {
+      if (in.empty()) continue;
+      const OnnxValue* v = cx.find(in);
+      all_const &= v && v->is_const && !v->pending_expand;
+    }
+    if (!all_const) continue;
+    bool folded = false;
+    VITRT_RETURN_IF_ERROR(fold_node(cx, n, &folded));
+    if (folded) cx.consume(i);
+  }
+  return Status::Ok();
+}
+
+Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Graph* out, std::string* log) {
+  const int64_t opset = onnx_opset(model);
+  const onnx::GraphProto& g = model.graph();
+  *log += "onnx: opset " + std::to_string(opset) + ", producer '" + model.producer_name() + " " +
+          model.producer_version() + "', " + std::to_string(g.node_size()) + " nodes, " +
+          std::to_string(g.initializer_size()) + " initializers\n";
+  ImportContext cx(g, opset);
+  cx.external().model_dir = o.model_dir;
+  VITRT_RETURN_IF_ERROR(bind_initializers(cx, g));
+  VITRT_RETURN_IF_ERROR(bind_inputs(cx, g, o, log));
+  VITRT_RETURN_IF_ERROR(prefold(cx));
+  int folded_count = 0, patterns = 0;
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (cx.consumed(i)) continue;
+    const auto& n = g.node(i);
+    for (int k = 0; k < n.input_size(); ++k) {
+      OnnxValue* v;
+      if (!n.input(k).empty()) VITRT_RETURN_IF_ERROR(cx.input(n, k, &v));
+    }
+    bool done = false;
+    VITRT_RETURN_IF_ERROR(fold_node(cx, n, &done));
+    if (done) {
+      ++folded_count;
+      continue;
+    }
+    VITRT_RETURN_IF_ERROR(match_patterns(cx, i, &done));
+    if (done) {
+      ++patterns;
+      continue;
+    }
+    VITRT_RETURN_IF_ERROR(lower_node(cx, i));
+  }
+  Graph& ir = cx.ir();
+  for (const auto& o_ : g.output()) {
+    OnnxValue* v = cx.find(o_.name());
+    if (!v) return bad_input("graph output '" + o_.name() + "' is never produced");
+    if (v->is_const)
+      return unsupported("graph output '" + o_.name() + "' is a constant, not computed from the input");
+    if (v->pending_expand)
+      return unsupported("graph output '" + o_.name() + "' is an Expand (no Expand op yet)");
+    for (int32_t t : ir.inputs)
+      if (t == v->tensor) return unsupported("graph output '" + o_.name() + "' is the input itself");
+    ir.outputs.push_back(v->tensor);
+  }
+  if (ir.outputs.empty()) return bad_input("the graph has no outputs");
+  VITRT_RETURN_IF_ERROR(ir.validate_structure());
+  VITRT_RETURN_IF_ERROR(resolve_activation_shapes(&ir));
+  *log += "onnx: " + std::to_string(ir.nodes.size()) + " IR ops (" + std::to_string(patterns) +
+          " patterns recognised, " + std::to_string(folded_count) + " shape nodes folded)\n";
+  *out = std::move(ir);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status import_onnx(const onnx::ModelProto& model, const OnnxImportOptions& options, Graph* out,
+                   std::string* log) {
+  try {
+    return import_impl(model, options, out, log);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("out of memory while importing the ONNX model");
+  }
+}
+
+Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Graph* out, std::string* log) {
+  VITRT_RETURN_IF_ERROR(check_options(opt));
+  onnx::ModelProto model;
+  VITRT_RETURN_IF_ERROR(read_onnx_model(path, &model));
+  OnnxImportOptions io;
+  io.image_size = opt.image_size;
+  const size_t slash = path.find_last_of('/');
+  io.model_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  Graph g;
+  VITRT_RETURN_IF_ERROR(import_onnx(model, io, &g, log));
+  const int64_t opset = onnx_opset(model);
+  model.Clear();  // the graph owns copies of the weights
+
+  const Shape& in = g.tensors[g.inputs[0]].shape;
+  if (in.rank != 4 || (in[1] != 1 && in[1] != 3))
+    return unsupported("'" + path + "': the input is " + in.str() +
+                       "; vitrt models take an image batch [B,C,H,W] with 1 or 3 channels");
+  if (in[2] != in[3]) return unsupported("'" + path + "': the input " + in.str() + " is not square");
+  if (opt.crop && opt.crop != in[2])
+    return invalid_argument("--crop " + std::to_string(opt.crop) + " differs from the model input size " +
+                            std::to_string(in[2]));
+  ModelMetadata& md = g.metadata;
+  md.producer = "vitrt-convert";
+  md.arch = "onnx";
+  md.extra["source.format"] = "onnx";
+  md.extra["onnx.opset"] = std::to_string(opset);
+  Preprocess pp;
+  pp.channels = static_cast<int32_t>(in[1]);
+  pp.crop_h = pp.crop_w = static_cast<int32_t>(in[2]);
+  pp.resize_shorter = opt.resize ? opt.resize : static_cast<int32_t>(std::floor(in[2] / 0.875));
+  pp.interpolation = Interpolation::kBicubic;
+  if (pp.channels == 1) pp.mean = pp.std = {0.5f};
+  if (opt.interpolation == "bilinear")
+    pp.interpolation = Interpolation::kBilinear;
+  else if (!opt.interpolation.empty() && opt.interpolation != "bicubic")
+    return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
+  auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
+    if (v.empty()) return Status::Ok();
+    if (v.size() == 1)
+      dst->assign(static_cast<size_t>(pp.channels), v[0]);
+    else if (v.size() == static_cast<size_t>(pp.channels))
+      *dst = v;
+    else
+      return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
+    return Status::Ok();
+  };
+  VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp.mean));
+  VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp.std));
+  md.preprocess = pp;
+  const Shape& logits = g.tensors[g.outputs[0]].shape;
+  if (logits.rank == 2)
+    for (int64_t i = 0; i < logits[1]; ++i) md.labels.push_back("class_" + std::to_string(i));
+  *log += "model: ONNX, input " + in.str() + ", output " + logits.str() + "\n";
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+}  // namespace vitrt::convert

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "onnx/lower_ops.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace vitrt::convert {
+namespace {
+
+using NodeProto = onnx::NodeProto;
+using TP = onnx::TensorProto;
+
+struct LowerEntry {
+  Status (*fn)(ImportContext& cx, int index, const NodeProto& n);
+  std::set<std::string> attrs;  // the attributes it understands
+};
+
+Status in(ImportContext& cx, const NodeProto& n, int i, OnnxValue** v) {
+  return cx.input(n, i, v);
+}
+
+Status tensor_of(ImportContext& cx, const NodeProto& n, int i, int32_t* t) {
+  OnnxValue* v;
+  VITRT_RETURN_IF_ERROR(cx.input(n, i, &v));
+  return cx.ir_tensor(v, n.input(i), t).with_context(cx.where(n));
+}
+
+Status emit(ImportContext& cx, const NodeProto& n, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+            const std::string& out_name) {
+  OnnxValue out;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, type, std::move(attrs), std::move(inputs), out_name, &out));
+  cx.set(out_name, std::move(out));
+  return Status::Ok();
+}
+
+std::vector<SymDim> dims_of(const OnnxValue& v) {
+  if (!v.is_const) return v.dims;
+  std::vector<SymDim> d;
+  for (int64_t x : v.shape) d.push_back(SymDim::of(x));
+  return d;
+}
+
+// A Reshape from `src` to `dst` dims, written as the planner's patterns expect it (what --emit primitive
+// writes): 0 where a dimension equals the source's at the same position, -1 for the one batch-dependent
+// dimension that moved, the static size otherwise.
+Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std::vector<SymDim>& from,
+                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out) {
+  std::vector<int64_t> shape;
+  int inferred = 0;
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (d < from.size() && to[d] == from[d]) {
+      shape.push_back(0);
+    } else if (!to[d].is_static()) {
+      shape.push_back(-1);
+      ++inferred;
+    } else {
+      shape.push_back(to[d].c);
+    }
+  }
+  if (inferred > 1)
+    return cx.unsupported_node(
+        n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
+  if (out->dims != to)
+    return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
+  return Status::Ok();
+}
+
+Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<SymDim>& to) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(cx.ir_tensor(x, n.input(0), &t));
+  const std::vector<SymDim> from = dims_of(*x);
+  OnnxValue out;
+  VITRT_RETURN_IF_ERROR(reshape_to(cx, n, t, from, to, n.output(0), &out));
+  cx.set(n.output(0), std::move(out));
+  return Status::Ok();
+}
+
+// ---- elementwise ----
+
+Status lower_binary(ImportContext& cx, int, const NodeProto& n) {
+  static const std::map<std::string, OpType> ops = {
+      {"Add", OpType::kAdd}, {"Sub", OpType::kSub}, {"Mul", OpType::kMul}, {"Div", OpType::kDiv}};
+  int32_t a, b;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &a));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &b));
+  return emit(cx, n, ops.at(n.op_type()), NoAttrs{}, {a, b}, n.output(0));
+}
+
+Status lower_unary(ImportContext& cx, int, const NodeProto& n) {
+  int32_t x;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  const std::string& op = n.op_type();
+  if (op == "Relu") return emit(cx, n, OpType::kRelu, NoAttrs{}, {x}, n.output(0));
+  if (op == "Exp") return emit(cx, n, OpType::kExp, NoAttrs{}, {x}, n.output(0));
+  // Exact rewrites: -x = x·(-1); 1/x = 1 ÷ x (both correctly rounded).
+  if (op == "Neg") {
+    const int32_t m = cx.add_constant(n.output(0) + ".minus_one", {1}, {-1.0f});
+    return emit(cx, n, OpType::kMul, NoAttrs{}, {x, m}, n.output(0));
+  }
+  const int32_t one = cx.add_constant(n.output(0) + ".one", {1}, {1.0f});
+  return emit(cx, n, OpType::kDiv, NoAttrs{}, {one, x}, n.output(0));  // Reciprocal
+}
+
+Status lower_pow(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* e;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &e));
+  if (!e->is_const || e->numel() != 1)
+    return cx.unsupported_node(n,
+                               "only a constant scalar exponent (1 or 2) is supported; the IR has no Pow op");
+  const double p = e->kind == ConstKind::kFloat ? e->f[0] : static_cast<double>(e->i[0].c);
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  if (p == 1.0) {
+    cx.alias(n.output(0), *x);
+    return Status::Ok();
+  }
+  if (p != 2.0)
+    return cx.unsupported_node(
+        n, "exponent " + std::to_string(p) + " (only 1 and 2 are supported; no Pow op yet)");
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  return emit(cx, n, OpType::kMul, NoAttrs{}, {t, t}, n.output(0));  // x² = x·x exactly
+}
+
+Status lower_identity(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  if (n.op_type() == "Dropout") {
+    if (cx.has_input(n, 2)) {
+      OnnxValue* training;
+      VITRT_RETURN_IF_ERROR(in(cx, n, 2, &training));
+      if (!training->is_const || training->numel() != 1 || training->i.empty() || training->i[0].c != 0)
+        return cx.unsupported_node(n, "training_mode must be a constant false");
+    }
+    if (n.output_size() > 1 && !n.output(1).empty() && !cx.consumers(n.output(1)).empty())
+      return cx.unsupported_node(n, "its mask output is read");
+  }
+  if (n.op_type() == "Cast") {
+    const int64_t to = cx.attr_int(n, "to", 0);
+    if (to != TP::FLOAT)
+      return cx.unsupported_node(n, "cast of an activation to " + onnx_type_name(static_cast<int32_t>(to)) +
+                                        " (this build computes in float32 only)");
+  }
+  cx.alias(n.output(0), *x);
+  return Status::Ok();
+}
+
+// ---- linear algebra ----
+
+// [K,N] row-major -> [N,K] (the IR's Linear weight is PyTorch's [out, in]).
+std::vector<float> transposed(const std::vector<float>& w, int64_t rows, int64_t cols, float scale) {
+  std::vector<float> t(w.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = w[r * cols + c] * scale;
+  return t;
+}
+
+// The bias of a following Add when `out_name` is read by exactly one Add whose other operand is a constant
+// that broadcasts as a [N] vector over the last axis. Returns the Add's node index, or -1.
+int bias_add(ImportContext& cx, const std::string& out_name, int64_t n_out, const OnnxValue** bias) {
+  const int c = cx.single_consumer(out_name);
+  if (c < 0) return -1;
+  const NodeProto& add = cx.onnx_graph().node(c);
+  if (add.op_type() != "Add" || add.input_size() != 2) return -1;
+  const std::string& other = add.input(0) == out_name ? add.input(1) : add.input(0);
+  if (other == out_name) return -1;
+  const OnnxValue* b = cx.find(other);
+  if (!b || !b->is_const || b->kind != ConstKind::kFloat || b->pending_expand || b->numel() != n_out)
+    return -1;
+  for (size_t d = 0; d + 1 < b->shape.size(); ++d)
+    if (b->shape[d] != 1) return -1;
+  if (b->shape.empty() || b->shape.back() != n_out) return -1;
+  *bias = b;
+  return c;
+}
+
+Status linear(ImportContext& cx, int index, const NodeProto& n, int32_t x, std::vector<float> w_nk,
+              int64_t nn, int64_t k, const std::vector<float>* bias_values) {
+  const std::string name = n.output(0);
+  const int32_t w = cx.add_constant(name + ".weight", {nn, k}, std::move(w_nk));
+  std::vector<int32_t> inputs = {x, w};
+  std::string out_name = n.output(0);
+  const OnnxValue* bias = nullptr;
+  const int add = bias_values ? -1 : bias_add(cx, n.output(0), nn, &bias);
+  if (bias_values) {
+    inputs.push_back(cx.add_constant(name + ".bias", {nn}, *bias_values));
+  } else if (add >= 0) {
+    inputs.push_back(cx.add_constant(name + ".bias", {nn}, bias->f));
+    out_name = cx.onnx_graph().node(add).output(0);
+    cx.consume(add);
+  }
+  (void)index;
+  return emit(cx, n, OpType::kLinear, LinearAttrs{}, inputs, out_name);
+}
+
+Status lower_matmul(ImportContext& cx, int index, const NodeProto& n) {
+  OnnxValue *a, *b;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &a));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &b));
+  if (a->rank() < 2 || b->rank() < 2)
+    return cx.unsupported_node(
+        n, "operands of rank < 2 (" + sym_dims_str(dims_of(*a)) + " · " + sym_dims_str(dims_of(*b)) + ")");
+  if (b->is_const && b->rank() == 2 && b->kind == ConstKind::kFloat && !a->is_const) {
+    int32_t x;
+    VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+    const int64_t k = b->shape[0], nn = b->shape[1];
+    return linear(cx, index, n, x, transposed(b->f, k, nn, 1.0f), nn, k, nullptr);
+  }
+  int32_t x, y;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &y));
+  return emit(cx, n, OpType::kMatMul, NoAttrs{}, {x, y}, n.output(0));
+}
+
+Status lower_gemm(ImportContext& cx, int index, const NodeProto& n) {
+  OnnxValue *a, *b;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &a));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &b));
+  if (cx.attr_int(n, "transA", 0) != 0) return cx.unsupported_node(n, "transA=1");
+  if (!b->is_const || b->kind != ConstKind::kFloat || b->rank() != 2)
+    return cx.unsupported_node(n, "B must be a constant 2-D float matrix (a weight)");
+  if (a->rank() != 2) return cx.bad_node(n, "A must be 2-D, got " + sym_dims_str(dims_of(*a)));
+  const float alpha = cx.attr_float(n, "alpha", 1.0f), beta = cx.attr_float(n, "beta", 1.0f);
+  const bool trans_b = cx.attr_int(n, "transB", 0) != 0;
+  const int64_t k = trans_b ? b->shape[1] : b->shape[0], nn = trans_b ? b->shape[0] : b->shape[1];
+  std::vector<float> w;
+  if (trans_b) {
+    w = b->f;
+    if (alpha != 1.0f)
+      for (float& v : w) v *= alpha;
+  } else {
+    w = transposed(b->f, k, nn, alpha);
+  }
+  int32_t x;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  if (!cx.has_input(n, 2)) return linear(cx, index, n, x, std::move(w), nn, k, nullptr);
+  OnnxValue* c;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 2, &c));
+  bool vector = c->is_const && c->kind == ConstKind::kFloat && (c->numel() == nn || c->numel() == 1);
+  for (size_t d = 0; vector && d + 1 < c->shape.size(); ++d) vector = c->shape[d] == 1;
+  if (!vector)
+    return cx.unsupported_node(n, "C must be a constant bias broadcast over the rows ([N] or [1,N])");
+  std::vector<float> bias(static_cast<size_t>(nn), c->f[0]);
+  if (c->numel() == nn) bias = c->f;
+  if (beta != 1.0f)
+    for (float& v : bias) v *= beta;
+  return linear(cx, index, n, x, std::move(w), nn, k, &bias);
+}
+
+// ---- convolution, normalisation, pooling ----
+
+Status lower_conv(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue *x, *w;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &w));
+  if (!w->is_const || w->rank() != 4 || x->rank() != 4)
+    return cx.unsupported_node(n, "only 2-D convolution with a constant weight is supported (input " +
+                                      sym_dims_str(dims_of(*x)) + ")");
+  Conv2dAttrs a;
+  std::vector<int64_t> strides = cx.attr_ints(n, "strides"), dil = cx.attr_ints(n, "dilations"),
+                       pads = cx.attr_ints(n, "pads"), ks = cx.attr_ints(n, "kernel_shape");
+  if (strides.empty()) strides = {1, 1};
+  if (dil.empty()) dil = {1, 1};
+  if (pads.empty()) pads = {0, 0, 0, 0};
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return cx.bad_node(n, "strides, dilations and pads must describe 2 spatial axes");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != w->shape[2] || ks[1] != w->shape[3]))
+    return cx.bad_node(
+        n, "kernel_shape " + int_dims_str(ks) + " differs from the weight " + int_dims_str(w->shape));
+  const std::string auto_pad = cx.attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") {
+    pads = {0, 0, 0, 0};
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      const SymDim size = x->dims[2 + d];
+      if (!size.is_static()) return cx.unsupported_node(n, "auto_pad SAME over a batch-dependent axis");
+      const int64_t out = (size.c + strides[d] - 1) / strides[d];
+      const int64_t total =
+          std::max<int64_t>((out - 1) * strides[d] + (w->shape[2 + d] - 1) * dil[d] + 1 - size.c, 0);
+      pads[d] = total / 2;
+      pads[d + 2] = total - total / 2;
+      if (auto_pad == "SAME_LOWER") std::swap(pads[d], pads[d + 2]);
+    }
+  } else if (auto_pad != "NOTSET") {
+    return cx.bad_node(n, "unknown auto_pad '" + auto_pad + "'");
+  }
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return cx.unsupported_node(
+        n, "asymmetric padding " + int_dims_str(pads) + " (the IR's Conv2d pads each side equally)");
+  for (int64_t v : {strides[0], strides[1], dil[0], dil[1], pads[0], pads[1], cx.attr_int(n, "group", 1)})
+    if (v < 0 || v > INT32_MAX) return cx.bad_node(n, "a stride, dilation, pad or group is out of range");
+  a.stride_h = static_cast<int32_t>(strides[0]);
+  a.stride_w = static_cast<int32_t>(strides[1]);
+  a.dilation_h = static_cast<int32_t>(dil[0]);
+  a.dilation_w = static_cast<int32_t>(dil[1]);
+  a.pad_h = static_cast<int32_t>(pads[0]);
+  a.pad_w = static_cast<int32_t>(pads[1]);
+  a.groups = static_cast<int32_t>(cx.attr_int(n, "group", 1));
+  int32_t xt, wt, bt = kAbsent;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &xt));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &wt));
+  if (cx.has_input(n, 2)) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 2, &bt));
+  return emit(cx, n, OpType::kConv2d, a, {xt, wt, bt}, n.output(0));
+}
+
+Status lower_batch_norm(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  if (x->rank() != 4) return cx.unsupported_node(n, "only 4-D inputs (the IR's BatchNorm2d)");
+  if (cx.attr_int(n, "training_mode", 0) != 0) return cx.unsupported_node(n, "training_mode=1");
+  for (int o = 1; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && !cx.consumers(n.output(o)).empty())
+      return cx.unsupported_node(n, "its running statistics outputs are read");
+  std::vector<int32_t> t(5);
+  for (int i = 0; i < 5; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
+  return emit(cx, n, OpType::kBatchNorm2d, BatchNorm2dAttrs{cx.attr_float(n, "epsilon", 1e-5f)}, t,
+              n.output(0));
+}
+
+Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  const int64_t axis = cx.attr_int(n, "axis", -1);
+  if (axis != -1 && axis != x->rank() - 1)
+    return cx.unsupported_node(n, "axis " + std::to_string(axis) + " (only the last axis is supported)");
+  for (int o = 1; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && !cx.consumers(n.output(o)).empty())
+      return cx.unsupported_node(n, "its Mean / InvStdDev outputs are read");
+  int32_t xt, g, b = kAbsent;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &xt));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &g));
+  if (cx.has_input(n, 2)) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 2, &b));
+  return emit(cx, n, OpType::kLayerNorm, LayerNormAttrs{cx.attr_float(n, "epsilon", 1e-5f)}, {xt, g, b},
+              n.output(0));
+}
+
+Status lower_global_avg_pool(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  if (x->rank() != 4) return cx.unsupported_node(n, "only 4-D inputs");
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  return emit(cx, n, OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {t}, n.output(0));
+}
+
+Status lower_softmax(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  const int64_t axis = cx.attr_int(n, "axis", cx.opset() >= 13 ? -1 : 1);
+  int ax;
+  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, axis, x->rank(), &ax));
+  // Before opset 13 Softmax flattens to 2-D at `axis`: the same as the IR's only when it is the last axis.
+  if (cx.opset() < 13 && ax != x->rank() - 1)
+    return cx.unsupported_node(n, "axis " + std::to_string(axis) +
+                                      " before opset 13 (a softmax over the flattened "
+                                      "trailing axes); only the last axis is supported");
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  return emit(cx, n, OpType::kSoftmax, SoftmaxAttrs{ax}, {t}, n.output(0));
+}
+
+Status lower_reduce(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  std::vector<int64_t> axes = cx.attr_ints(n, "axes");
+  if (!cx.attr(n, "axes") && cx.has_input(n, 1)) {
+    OnnxValue* a;
+    VITRT_RETURN_IF_ERROR(in(cx, n, 1, &a));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *a, "axes", &axes));
+  }
+  if (axes.empty()) {
+    if (cx.attr_int(n, "noop_with_empty_axes", 0)) {
+      cx.alias(n.output(0), *x);
+      return Status::Ok();
+    }
+    for (int d = 0; d < x->rank(); ++d) axes.push_back(d);
+  }
+  ReduceMeanAttrs a;
+  for (int64_t v : axes) {
+    int ax;
+    VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, v, x->rank(), &ax));
+    a.axes.push_back(ax);
+  }
+  a.keepdims = cx.attr_int(n, "keepdims", 1) != 0;
+  const OpType type = n.op_type() == "ReduceMean"  ? OpType::kReduceMean
+                      : n.op_type() == "ReduceSum" ? OpType::kReduceSum
+                                                   : OpType::kReduceMax;
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  return emit(cx, n, type, a, {t}, n.output(0));
+}
+
+// ---- layout ----
+
+Status lower_transpose(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  std::vector<int64_t> perm = cx.attr_ints(n, "perm");
+  if (perm.empty())
+    for (int d = x->rank() - 1; d >= 0; --d) perm.push_back(d);
+  TransposeAttrs a;
+  for (int64_t p : perm) a.perm.push_back(static_cast<int32_t>(std::clamp<int64_t>(p, -1, 64)));
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  return emit(cx, n, OpType::kTranspose, a, {t}, n.output(0));
+}
+
+Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue *x, *s;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &s));
+  if (!s->is_const || s->kind != ConstKind::kInt)
+    return cx.unsupported_node(n, "the target shape is computed from data, not known at import");
+  const bool allowzero = cx.attr_int(n, "allowzero", 0) != 0;
+  const std::vector<SymDim> from = dims_of(*x);
+  std::vector<int64_t> at[2];
+  for (int b = 1; b <= 2; ++b) {
+    std::vector<int64_t> target;
+    int64_t total = 1, known = 1;
+    int infer = -1;
+    for (const SymDim& d : from) total *= d.at(b);
+    for (size_t d = 0; d < s->i.size(); ++d) {
+      int64_t v = s->i[d].at(b);
+      if (v == 0 && !allowzero) {
+        if (d >= from.size()) return cx.bad_node(n, "shape copies a dimension the input lacks");
+        v = from[d].at(b);
+      }
+      if (v == -1) {
+        if (infer >= 0) return cx.bad_node(n, "shape has two -1 dimensions");
+        infer = static_cast<int>(d);
+      } else if (v < 1) {
+        return cx.bad_node(n, "shape " + sym_dims_str(s->i) + " has a dimension below 1");
+      } else {
+        known *= v;
+      }
+      target.push_back(v);
+    }
+    if (infer >= 0) {
+      if (total % known) return cx.bad_node(n, "cannot infer the -1 of " + sym_dims_str(s->i));
+      target[infer] = total / known;
+    }
+    at[b - 1] = target;
+  }
+  std::vector<SymDim> to;
+  for (size_t d = 0; d < at[0].size(); ++d) {
+    const int64_t k = at[1][d] - at[0][d];
+    to.push_back(SymDim{at[0][d] - k, k});
+  }
+  return reshape_value(cx, n, to);
+}
+
+Status lower_flatten(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  int axis;
+  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 1), x->rank() + 1, &axis));
+  SymDim a = SymDim::of(1), b = SymDim::of(1);
+  for (int d = 0; d < x->rank(); ++d) {
+    SymDim& p = d < axis ? a : b;
+    const SymDim v = x->dims[d];
+    if (!p.is_static() && !v.is_static()) return cx.unsupported_node(n, "flattens the batch with itself");
+    p = p.is_static() ? SymDim{v.c * p.c, v.k * p.c} : SymDim{p.c * v.c, p.k * v.c};
+  }
+  return reshape_value(cx, n, {a, b});
+}
+
+Status lower_squeeze(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  std::vector<int64_t> axes = cx.attr_ints(n, "axes");
+  const bool given = cx.attr(n, "axes") || cx.has_input(n, 1);
+  if (!cx.attr(n, "axes") && cx.has_input(n, 1)) {
+    OnnxValue* a;
+    VITRT_RETURN_IF_ERROR(in(cx, n, 1, &a));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *a, "axes", &axes));
+  }
+  const bool unsqueeze = n.op_type() == "Unsqueeze";
+  const int out_rank = unsqueeze ? x->rank() + static_cast<int>(axes.size()) : x->rank();
+  std::vector<bool> mark(static_cast<size_t>(out_rank), false);
+  for (int64_t v : axes) {
+    int ax;
+    VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, v, out_rank, &ax));
+    mark[ax] = true;
+  }
+  std::vector<SymDim> to;
+  if (unsqueeze) {
+    size_t k = 0;
+    for (int d = 0; d < out_rank; ++d) to.push_back(mark[d] ? SymDim::of(1) : x->dims[k++]);
+  } else {
+    for (int d = 0; d < x->rank(); ++d) {
+      const bool one = x->dims[d] == SymDim::of(1);
+      if (given ? mark[d] : one) {
+        if (!one)
+          return cx.bad_node(n, "squeezes axis " + std::to_string(d) + " of size " + x->dims[d].str());
+        continue;
+      }
+      to.push_back(x->dims[d]);
+    }
+  }
+  return reshape_value(cx, n, to);
+}
+
+Status lower_concat(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* first;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &first));
+  const int rank = first->pending_expand ? static_cast<int>(first->expanded.size()) : first->rank();
+  int axis;
+  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 0), rank, &axis));
+  std::vector<int32_t> ts;
+  std::vector<std::vector<SymDim>> expected;
+  for (int i = 0; i < n.input_size(); ++i) {
+    OnnxValue* v;
+    VITRT_RETURN_IF_ERROR(in(cx, n, i, &v));
+    if (v->pending_expand) {
+      // The IR's Concat broadcasts every axis but its own: read the unexpanded source and check below that
+      // the result has the shape the Expand asked for.
+      OnnxValue src = *v;
+      src.pending_expand = false;
+      int32_t t;
+      VITRT_RETURN_IF_ERROR(cx.ir_tensor(&src, n.input(i) + ".source", &t));
+      if (v->is_const) v->ir_constant = src.ir_constant;
+      ts.push_back(t);
+      expected.push_back(v->expanded);
+    } else {
+      int32_t t;
+      VITRT_RETURN_IF_ERROR(cx.ir_tensor(v, n.input(i), &t));
+      ts.push_back(t);
+      expected.push_back(dims_of(*v));
+    }
+  }
+  if (ts.size() > static_cast<size_t>(kMaxOpInputs))
+    return cx.unsupported_node(n, std::to_string(ts.size()) + " inputs (the IR's Concat takes at most 8)");
+  OnnxValue out;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kConcat, ConcatAttrs{axis}, ts, n.output(0), &out));
+  for (const auto& e : expected)
+    for (int d = 0; d < rank; ++d)
+      if (d != axis && (static_cast<int>(e.size()) != rank || e[d] != out.dims[d]))
+        return cx.unsupported_node(n, "an input of shape " + sym_dims_str(e) + " would broadcast to " +
+                                          sym_dims_str(out.dims) + " (no Expand op yet)");
+  cx.set(n.output(0), std::move(out));
+  return Status::Ok();
+}
+
+Status lower_expand(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue *x, *s;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &s));
+  if (!s->is_const || s->kind != ConstKind::kInt)
+    return cx.unsupported_node(n, "the target shape is computed from data, not known at import");
+  const std::vector<SymDim> from = dims_of(*x);
+  const size_t rank = std::max(from.size(), s->i.size());
+  std::vector<SymDim> to(rank, SymDim::of(1));
+  for (size_t d = 0; d < rank; ++d) {
+    const SymDim a = d + from.size() >= rank ? from[d + from.size() - rank] : SymDim::of(1);
+    const SymDim b = d + s->i.size() >= rank ? s->i[d + s->i.size() - rank] : SymDim::of(1);
+    if (a == b || b == SymDim::of(1))
+      to[d] = a;
+    else if (a == SymDim::of(1))
+      to[d] = b;
+    else
+      return cx.bad_node(n, "cannot expand " + sym_dims_str(from) + " to " + sym_dims_str(s->i));
+  }
+  if (to == from) {
+    cx.alias(n.output(0), *x);
+    return Status::Ok();
+  }
+  for (int c : cx.consumers(n.output(0)))
+    if (cx.onnx_graph().node(c).op_type() != "Concat" || cx.is_graph_output(n.output(0)))
+      return cx.unsupported_node(n,
+                                 "expanding " + sym_dims_str(from) + " to " + sym_dims_str(to) +
+                                     " is supported only where a Concat reads the result (no Expand op yet)");
+  OnnxValue v = *x;
+  v.pending_expand = true;
+  v.expanded = to;
+  cx.set(n.output(0), std::move(v));
+  return Status::Ok();
+}
+
+// One IR Slice per sliced axis (step 1 only); a full-range slice of any axis is dropped.
+Status lower_slice(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (cx.opset() < 10) return cx.unsupported_node(n, "Slice before opset 10");
+  OnnxValue* v;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &v));
+  VITRT_RETURN_IF_ERROR(const_ints(cx, n, *v, "starts", &starts));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 2, &v));
+  VITRT_RETURN_IF_ERROR(const_ints(cx, n, *v, "ends", &ends));
+  if (cx.has_input(n, 3)) {
+    VITRT_RETURN_IF_ERROR(in(cx, n, 3, &v));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *v, "axes", &axes));
+  }
+  if (cx.has_input(n, 4)) {
+    VITRT_RETURN_IF_ERROR(in(cx, n, 4, &v));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *v, "steps", &steps));
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return cx.bad_node(n, "starts, ends, axes and steps differ in length");
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  OnnxValue cur = *x;
+  if (cur.is_const) {
+    cur.is_const = false;
+    cur.tensor = t;
+    cur.dims = dims_of(*x);
+  }
+  int emitted = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int ax;
+    VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, axes[i], cur.rank(), &ax));
+    const SymDim dim = cur.dims[ax];
+    if (!dim.is_static()) {
+      if ((starts[i] == 0 || starts[i] <= -INT32_MAX) && ends[i] >= INT32_MAX && steps[i] == 1) continue;
+      return cx.unsupported_node(n, "slices the batch axis " + std::to_string(ax));
+    }
+    if (steps[i] != 1)
+      return cx.unsupported_node(
+          n, "step " + std::to_string(steps[i]) + " (only step 1; no strided Slice op yet)");
+    int64_t b = starts[i] < 0 ? starts[i] + dim.c : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim.c : ends[i];
+    b = std::clamp<int64_t>(b, 0, dim.c);
+    e = std::clamp<int64_t>(e, 0, dim.c);
+    if (e <= b) return cx.unsupported_node(n, "an empty slice (the IR has no empty tensors)");
+    if (b == 0 && e == dim.c) continue;
+    OnnxValue out;
+    const std::string name = n.output(0) + (i + 1 < starts.size() ? ".axis" + std::to_string(ax) : "");
+    VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kSlice, SliceAttrs{ax, b, e}, {cur.tensor}, name, &out));
+    cur = std::move(out);
+    ++emitted;
+  }
+  cx.set(n.output(0), std::move(cur));
+  return Status::Ok();
+}
+
+// Gather with constant indices along an axis of static size: one Slice per index (a scalar index also drops
+// the axis, x[:, 0] -> Slice + Reshape), joined by a Concat when there are several.
+Status lower_gather(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue *x, *iv;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &iv));
+  std::vector<int64_t> idx;
+  VITRT_RETURN_IF_ERROR(const_ints(cx, n, *iv, "indices", &idx));
+  if (iv->shape.size() > 1 || idx.empty() || idx.size() > static_cast<size_t>(kMaxOpInputs))
+    return cx.unsupported_node(n, "indices " + int_dims_str(iv->shape) +
+                                      " (a scalar or 1-D list of at most 8 constant indices is supported)");
+  const std::vector<SymDim> from = dims_of(*x);
+  int ax;
+  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 0), static_cast<int>(from.size()), &ax));
+  if (!from[ax].is_static()) return cx.unsupported_node(n, "gathers along the batch axis");
+  const int64_t dim = from[ax].c;
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  const bool scalar = iv->shape.empty();
+  std::vector<int32_t> parts;
+  OnnxValue out;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t i = idx[k];
+    if (i < -dim || i >= dim) return cx.bad_node(n, "index " + std::to_string(i) + " out of range");
+    if (i < 0) i += dim;
+    const std::string name = n.output(0) + (scalar || idx.size() > 1 ? ".slice" + std::to_string(k) : "");
+    VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kSlice, SliceAttrs{ax, i, i + 1}, {t}, name, &out));
+    parts.push_back(out.tensor);
+  }
+  if (scalar) {
+    std::vector<SymDim> to = from;
+    to.erase(to.begin() + ax);
+    VITRT_RETURN_IF_ERROR(reshape_to(cx, n, parts[0], out.dims, to, n.output(0), &out));
+  } else if (parts.size() > 1) {
+    VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kConcat, ConcatAttrs{ax}, parts, n.output(0), &out));
+  }
+  cx.set(n.output(0), std::move(out));
+  return Status::Ok();
+}
+
+Status lower_split(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  const std::vector<SymDim> from = dims_of(*x);
+  int ax;
+  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 0), static_cast<int>(from.size()), &ax));
+  if (!from[ax].is_static()) return cx.unsupported_node(n, "splits the batch axis");
+  std::vector<int64_t> sizes = cx.attr_ints(n, "split");
+  if (sizes.empty() && cx.has_input(n, 1)) {
+    OnnxValue* s;
+    VITRT_RETURN_IF_ERROR(in(cx, n, 1, &s));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *s, "split", &sizes));
+  }
+  const int64_t parts = n.output_size(), dim = from[ax].c;
+  if (sizes.empty()) {
+    if (parts < 1 || dim % parts) return cx.unsupported_node(n, "an uneven split without sizes");
+    sizes.assign(static_cast<size_t>(parts), dim / parts);
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts)
+    return cx.bad_node(n, "split sizes do not match the outputs");
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  int64_t at = 0;
+  for (int64_t p = 0; p < parts; ++p) {
+    if (sizes[p] < 1 || sizes[p] > dim - at) return cx.bad_node(n, "split sizes exceed the axis");
+    if (!n.output(static_cast<int>(p)).empty()) {
+      OnnxValue out;
+      VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kSlice, SliceAttrs{ax, at, at + sizes[p]}, {t},
+                                      n.output(static_cast<int>(p)), &out));
+      cx.set(n.output(static_cast<int>(p)), std::move(out));
+    }
+    at += sizes[p];
+  }
+  if (at != dim) return cx.bad_node(n, "split sizes do not add up to the axis");
+  return Status::Ok();
+}
+
+const std::map<std::string, LowerEntry>& table() {
+  static const std::map<std::string, LowerEntry> t = {
+      {"Add", {lower_binary, {}}},
+      {"Sub", {lower_binary, {}}},
+      {"Mul", {lower_binary, {}}},
+      {"Div", {lower_binary, {}}},
+      {"Pow", {lower_pow, {}}},
+      {"Relu", {lower_unary, {}}},
+      {"Exp", {lower_unary, {}}},
+      {"Neg", {lower_unary, {}}},
+      {"Reciprocal", {lower_unary, {}}},
+      {"Identity", {lower_identity, {}}},
+      {"Dropout", {lower_identity, {"ratio", "seed"}}},
+      {"Cast", {lower_identity, {"to", "saturate"}}},
+      {"MatMul", {lower_matmul, {}}},
+      {"Gemm", {lower_gemm, {"alpha", "beta", "transA", "transB"}}},
+      {"Conv", {lower_conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+      {"BatchNormalization", {lower_batch_norm, {"epsilon", "momentum", "training_mode"}}},
+      {"LayerNormalization", {lower_layer_norm, {"axis", "epsilon", "stash_type"}}},
+      {"GlobalAveragePool", {lower_global_avg_pool, {}}},
+      {"Softmax", {lower_softmax, {"axis"}}},
+      {"ReduceMean", {lower_reduce, {"axes", "keepdims"}}},
+      {"ReduceSum", {lower_reduce, {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceMax", {lower_reduce, {"axes", "keepdims"}}},
+      {"Transpose", {lower_transpose, {"perm"}}},
+      {"Reshape", {lower_reshape, {"allowzero"}}},
+      {"Flatten", {lower_flatten, {"axis"}}},
+      {"Squeeze", {lower_squeeze, {"axes"}}},
+      {"Unsqueeze", {lower_squeeze, {"axes"}}},
+      {"Concat", {lower_concat, {"axis"}}},
+      {"Expand", {lower_expand, {}}},
+      {"Slice", {lower_slice, {}}},
+      {"Gather", {lower_gather, {"axis"}}},
+      {"Split", {lower_split, {"axis", "split"}}},
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> lowered_ops() {
+  std::vector<std::string> ops;
+  for (const auto& kv : table()) ops.push_back(kv.first);
+  return ops;
+}
+
+Status lower_node(ImportContext& cx, int index) {
+  const NodeProto& n = cx.onnx_graph().node(index);
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return cx.unsupported_node(n, "operator domain '" + n.domain() + "' is not supported");
+  const auto& t = table();
+  auto it = t.find(n.op_type());
+  if (it == t.end())
+    return cx.unsupported_node(
+        n, "op type '" + n.op_type() + "' is not supported (no IR op for it yet; see docs/onnx.md)");
+  for (const auto& a : n.attribute())
+    if (!it->second.attrs.count(a.name()))
+      return cx.unsupported_node(n, "attribute '" + a.name() + "' is not supported");
+  if (n.output_size() < 1 || n.output(0).empty()) return cx.bad_node(n, "has no output");
+  return it->second.fn(cx, index, n);
+}
+
+}  // namespace vitrt::convert

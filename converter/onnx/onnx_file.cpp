@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "onnx/onnx_file.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "checkpoint/read_limits.h"
+#include "onnx/onnx_limits.h"
+
+namespace vitrt::convert {
+
+bool looks_like_onnx_bytes(const uint8_t* data, size_t size) {
+  if (size < 2) return false;
+  const uint8_t tag = data[0];
+  const int field = tag >> 3, wire = tag & 7;
+  // ModelProto: 1 ir_version (varint), 2-4 producer/domain strings, 5 model_version (varint), 6 doc_string,
+  // 7 graph, 8 opset_import, 14 metadata_props, 20 training_info, 25 functions (length-delimited).
+  switch (field) {
+    case 1:
+    case 5:
+      return wire == 0;
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 14:
+      return wire == 2;
+    default:
+      return false;
+  }
+}
+
+bool looks_like_onnx(const std::string& path) {
+  uint64_t size = 0;
+  if (!regular_file_size(path, &size).ok()) return false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  uint8_t head[16] = {0};
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return looks_like_onnx_bytes(head, n);
+}
+
+int64_t onnx_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return -1;
+}
+
+Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& name, onnx::ModelProto* model) {
+  if (size == 0) return bad_input("'" + name + "' is empty");
+  if (size > kMaxOnnxFileBytes)
+    return bad_input("'" + name + "' has " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(kMaxOnnxFileBytes) +
+                     "-byte limit of a protobuf message (keep large weights in external data files)");
+  google::protobuf::io::ArrayInputStream array(data, static_cast<int>(size));
+  google::protobuf::io::CodedInputStream coded(&array);
+  coded.SetTotalBytesLimit(static_cast<int>(size));
+  coded.SetRecursionLimit(kMaxOnnxRecursion);
+  model->Clear();
+  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return bad_input(
+        "'" + name +
+        "' is not a valid ONNX model: the protobuf parser rejected it (truncated or corrupt file, or "
+        "messages nested deeper than " +
+        std::to_string(kMaxOnnxRecursion) + " levels)");
+  if (!model->has_graph()) return bad_input("'" + name + "' has no graph: not an ONNX model");
+  for (const auto& o : model->opset_import()) {
+    const std::string& d = o.domain();
+    if (!d.empty() && d != "ai.onnx")
+      return unsupported("'" + name + "' imports operator set domain '" + d + "' version " +
+                         std::to_string(o.version()) + "; only the default ONNX domain is supported");
+  }
+  const int64_t opset = onnx_opset(*model);
+  if (opset < 0) return bad_input("'" + name + "' imports no default-domain operator set");
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
+    return unsupported("'" + name + "' uses ONNX opset " + std::to_string(opset) + "; supported are opsets " +
+                       std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
+                       " (re-export with torch.onnx.export(..., opset_version=17))");
+  if (model->graph().node_size() > kMaxOnnxNodes || model->graph().initializer_size() > kMaxOnnxNodes)
+    return bad_input("'" + name + "' has more than " + std::to_string(kMaxOnnxNodes) +
+                     " nodes or initializers");
+  return Status::Ok();
+}
+
+Status read_onnx_model(const std::string& path, onnx::ModelProto* model) {
+  uint64_t size = 0;
+  VITRT_RETURN_IF_ERROR(regular_file_size(path, &size).with_context("'" + path + "'"));
+  if (size > kMaxOnnxFileBytes)
+    return bad_input("'" + path + "' has " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(kMaxOnnxFileBytes) +
+                     "-byte limit of a protobuf message (keep large weights in external data files)");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return io_error("cannot open '" + path + "'");
+  std::vector<uint8_t> bytes;
+  try {
+    bytes.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {
+    std::fclose(f);
+    return out_of_memory("out of memory reading '" + path + "'");
+  }
+  const size_t got = size ? std::fread(bytes.data(), 1, bytes.size(), f) : 0;
+  std::fclose(f);
+  if (got != bytes.size()) return io_error("short read of '" + path + "'");
+  return parse_onnx_model(bytes.data(), bytes.size(), path, model);
+}
+
+}  // namespace vitrt::convert

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Limits of the ONNX importer on hostile files (docs/onnx.md, docs/limits.md). Every size an ONNX file
+// declares is checked against these before anything is allocated for it.
+#include <cstdint>
+
+namespace vitrt::convert {
+
+// The .onnx file itself: protobuf cannot parse messages over 2 GiB; larger models keep their weights in
+// external data files.
+constexpr uint64_t kMaxOnnxFileBytes = (uint64_t{2} << 30) - 1;
+// Nesting of protobuf messages (ModelProto > GraphProto > NodeProto > AttributeProto > TensorProto is 5;
+// subgraphs of If/Loop nest further and are refused anyway).
+constexpr int kMaxOnnxRecursion = 32;
+// Nodes and initializers of the graph.
+constexpr int64_t kMaxOnnxNodes = 1 << 20;
+// One external data file may be read at most up to this size; all of them together at most
+// kMaxExternalBytes.
+constexpr uint64_t kMaxExternalBytes = uint64_t{64} << 30;
+// Elements of one tensor the importer materialises (initializer, folded constant): 2^32, the IR's limit.
+constexpr int64_t kMaxOnnxTensorElements = int64_t{1} << 32;
+// Elements of a constant the shape machinery may compute (Range, ConstantOfShape, arithmetic on constants).
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+// Opsets of the default domain the importer understands.
+constexpr int64_t kMinOnnxOpset = 11;
+constexpr int64_t kMaxOnnxOpset = 17;
+
+}  // namespace vitrt::convert

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "onnx/patterns.h"
+
+#include <cmath>
+
+namespace vitrt::convert {
+namespace {
+
+using NodeProto = onnx::NodeProto;
+
+struct Matcher {
+  ImportContext& cx;
+  std::vector<int> nodes;  // matched so far
+
+  const NodeProto& node(int i) const { return cx.onnx_graph().node(i); }
+
+  // The single reader of `value` when it is an `op` node (not yet consumed); -1 otherwise.
+  int next(const std::string& value, const char* op) {
+    const int c = cx.single_consumer(value);
+    if (c < 0 || cx.consumed(c) || node(c).op_type() != op) return -1;
+    nodes.push_back(c);
+    return c;
+  }
+  // For a binary node reading `value`: the other operand's name ("" when it reads `value` twice or is not
+  // binary).
+  std::string other(int n, const std::string& value) const {
+    const NodeProto& p = node(n);
+    if (p.input_size() != 2) return "";
+    if (p.input(0) == value && p.input(1) != value) return p.input(1);
+    if (p.input(1) == value && p.input(0) != value) return p.input(0);
+    return "";
+  }
+  // Whether `name` is a float constant holding one value close to `want` (relative 1e-5).
+  bool scalar(const std::string& name, double want, float* got = nullptr) {
+    const OnnxValue* v = cx.find(name);
+    if (!v || !v->is_const || v->numel() != 1) return false;
+    const double x = v->kind == ConstKind::kFloat ? v->f[0] : static_cast<double>(v->i[0].c);
+    if (got) *got = static_cast<float>(x);
+    return want == 0 ? true : std::fabs(x - want) <= 1e-5 * std::fabs(want);
+  }
+  // A [C] (or [1,..,1,C]) float constant over the last axis of size c.
+  bool channel_vector(const std::string& name, int64_t c) {
+    const OnnxValue* v = cx.find(name);
+    if (!v || !v->is_const || v->kind != ConstKind::kFloat || v->pending_expand || v->shape.empty() ||
+        v->shape.back() != c || v->numel() != c)
+      return false;
+    return true;
+  }
+  bool last_axis_mean(int n, int rank) {
+    const NodeProto& p = node(n);
+    if (cx.attr_int(p, "keepdims", 1) != 1) return false;
+    std::vector<int64_t> axes = cx.attr_ints(p, "axes");
+    if (!cx.attr(p, "axes") && p.input_size() > 1 && !p.input(1).empty()) {
+      const OnnxValue* a = cx.find(p.input(1));
+      if (!a || !a->is_const || a->i.size() != 1 || !a->i[0].is_static()) return false;
+      axes = {a->i[0].c};
+    }
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+  }
+  void consume_all() {
+    for (int n : nodes) cx.consume(n);
+  }
+};
+
+// The normalised value `x` of a LayerNorm, i.e. the Sub node's output d = x - mean(x) and its two readers.
+Status match_layer_norm(ImportContext& cx, int index, bool* matched) {
+  Matcher m{cx, {index}};
+  const NodeProto& root = cx.onnx_graph().node(index);
+  if (root.op_type() != "ReduceMean" || root.input_size() < 1) return Status::Ok();
+  const std::string x = root.input(0);
+  OnnxValue* xv = cx.find(x);
+  if (!xv || xv->is_const || xv->rank() < 1 || !xv->dims.back().is_static() ||
+      !m.last_axis_mean(index, xv->rank()))
+    return Status::Ok();
+  const int64_t c = xv->dims.back().c;
+  const int sub = m.next(root.output(0), "Sub");
+  if (sub < 0 || m.node(sub).input(0) != x || m.node(sub).input(1) != root.output(0)) return Status::Ok();
+  const std::string d = m.node(sub).output(0);
+  const auto& readers = cx.consumers(d);
+  if (readers.size() != 2 || cx.is_graph_output(d)) return Status::Ok();
+  int sq = -1, div = -1;
+  for (int r : readers) {
+    const NodeProto& p = m.node(r);
+    if (cx.consumed(r)) return Status::Ok();
+    if (p.op_type() == "Pow" && p.input(0) == d && m.scalar(p.input(1), 2.0))
+      sq = r;
+    else if (p.op_type() == "Mul" && p.input_size() == 2 && p.input(0) == d && p.input(1) == d)
+      sq = r;
+    else if (p.op_type() == "Div" && p.input(0) == d)
+      div = r;
+  }
+  if (sq < 0 || div < 0) return Status::Ok();
+  m.nodes.push_back(sq);
+  const int var = m.next(m.node(sq).output(0), "ReduceMean");
+  if (var < 0 || !m.last_axis_mean(var, xv->rank())) return Status::Ok();
+  const int add = m.next(m.node(var).output(0), "Add");
+  float eps = 0;
+  if (add < 0 || !m.scalar(m.other(add, m.node(var).output(0)), 0.0, &eps) || !(eps >= 0))
+    return Status::Ok();
+  const int sqrt = m.next(m.node(add).output(0), "Sqrt");
+  if (sqrt < 0) return Status::Ok();
+  const int div2 = m.next(m.node(sqrt).output(0), "Div");
+  if (div2 != div || m.node(div).input(1) != m.node(sqrt).output(0)) return Status::Ok();
+  std::string out = m.node(div).output(0);
+  std::string gamma, beta;
+  const size_t before_affine = m.nodes.size();
+  const int mul = m.next(out, "Mul");
+  if (mul >= 0 && m.channel_vector(m.other(mul, out), c)) {
+    gamma = m.other(mul, out);
+    out = m.node(mul).output(0);
+    const int badd = m.next(out, "Add");
+    if (badd >= 0 && m.channel_vector(m.other(badd, out), c)) {
+      beta = m.other(badd, out);
+      out = m.node(badd).output(0);
+    } else if (badd >= 0) {
+      m.nodes.pop_back();
+    }
+  } else if (mul >= 0) {
+    m.nodes.resize(before_affine);
+  }
+  int32_t xt, gt = kAbsent, bt = kAbsent;
+  VITRT_RETURN_IF_ERROR(cx.ir_tensor(xv, x, &xt));
+  if (!gamma.empty()) VITRT_RETURN_IF_ERROR(cx.ir_tensor(cx.find(gamma), gamma, &gt));
+  if (!beta.empty()) {
+    // IR LayerNorm takes beta only as [C]; a [1,..,C] constant is reshaped by value.
+    OnnxValue* bv = cx.find(beta);
+    VITRT_RETURN_IF_ERROR(cx.ir_tensor(bv, beta, &bt));
+  }
+  if (gt != kAbsent && cx.ir().tensors[gt].shape.rank != 1)
+    gt = cx.add_constant(gamma + ".vector", {c}, cx.find(gamma)->f);
+  if (bt != kAbsent && cx.ir().tensors[bt].shape.rank != 1)
+    bt = cx.add_constant(beta + ".vector", {c}, cx.find(beta)->f);
+  OnnxValue v;
+  VITRT_RETURN_IF_ERROR(cx.add_op(root, OpType::kLayerNorm, LayerNormAttrs{eps}, {xt, gt, bt}, out, &v));
+  cx.set(out, std::move(v));
+  m.consume_all();
+  *matched = true;
+  return Status::Ok();
+}
+
+Status emit_gelu(ImportContext& cx, Matcher& m, const NodeProto& root, const std::string& x,
+                 GeluApproximation approx, const std::string& out, bool* matched) {
+  OnnxValue* xv = cx.find(x);
+  if (!xv || xv->is_const) return Status::Ok();
+  int32_t xt;
+  VITRT_RETURN_IF_ERROR(cx.ir_tensor(xv, x, &xt));
+  OnnxValue v;
+  VITRT_RETURN_IF_ERROR(cx.add_op(root, OpType::kGelu, GeluAttrs{approx}, {xt}, out, &v));
+  cx.set(out, std::move(v));
+  m.consume_all();
+  *matched = true;
+  return Status::Ok();
+}
+
+// x·(1 + erf(x/√2))·0.5, as torch exports nn.GELU(): Div(x, √2) | Mul(x, 1/√2) -> Erf -> Add 1 -> Mul x ->
+// Mul 0.5.
+Status match_gelu_erf(ImportContext& cx, int index, bool* matched) {
+  Matcher m{cx, {index}};
+  const NodeProto& root = cx.onnx_graph().node(index);
+  if ((root.op_type() != "Div" && root.op_type() != "Mul") || root.input_size() != 2) return Status::Ok();
+  const std::string x = root.input(0);
+  const bool div = root.op_type() == "Div";
+  if (!m.scalar(root.input(1), div ? std::sqrt(2.0) : std::sqrt(0.5))) return Status::Ok();
+  const int erf = m.next(root.output(0), "Erf");
+  if (erf < 0) return Status::Ok();
+  const int add = m.next(m.node(erf).output(0), "Add");
+  if (add < 0 || !m.scalar(m.other(add, m.node(erf).output(0)), 1.0)) return Status::Ok();
+  const int mul = m.next(m.node(add).output(0), "Mul");
+  if (mul < 0 || m.other(mul, m.node(add).output(0)) != x) return Status::Ok();
+  const int half = m.next(m.node(mul).output(0), "Mul");
+  if (half < 0 || !m.scalar(m.other(half, m.node(mul).output(0)), 0.5)) return Status::Ok();
+  return emit_gelu(cx, m, root, x, GeluApproximation::kErf, m.node(half).output(0), matched);
+}
+
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as torch exports nn.GELU(approximate='tanh'):
+// Mul(x,x) -> Mul x -> Mul 0.044715 -> Add x -> Mul √(2/π) -> Tanh -> Add 1 -> Mul x -> Mul 0.5
+// (x³ may also be Pow(x, 3)).
+Status match_gelu_tanh(ImportContext& cx, int index, bool* matched) {
+  Matcher m{cx, {index}};
+  const NodeProto& root = cx.onnx_graph().node(index);
+  std::string x, cube;
+  if (root.op_type() == "Mul" && root.input_size() == 2 && root.input(0) == root.input(1)) {
+    x = root.input(0);
+    const int c3 = m.next(root.output(0), "Mul");
+    if (c3 < 0 || m.other(c3, root.output(0)) != x) return Status::Ok();
+    cube = m.node(c3).output(0);
+  } else if (root.op_type() == "Pow" && root.input_size() == 2 && m.scalar(root.input(1), 3.0)) {
+    x = root.input(0);
+    cube = root.output(0);
+  } else {
+    return Status::Ok();
+  }
+  const int k = m.next(cube, "Mul");
+  if (k < 0 || !m.scalar(m.other(k, cube), 0.044715)) return Status::Ok();
+  const int inner = m.next(m.node(k).output(0), "Add");
+  if (inner < 0 || m.other(inner, m.node(k).output(0)) != x) return Status::Ok();
+  const int scale = m.next(m.node(inner).output(0), "Mul");
+  if (scale < 0 || !m.scalar(m.other(scale, m.node(inner).output(0)), std::sqrt(2.0 / M_PI)))
+    return Status::Ok();
+  const int tanh = m.next(m.node(scale).output(0), "Tanh");
+  if (tanh < 0) return Status::Ok();
+  const int one = m.next(m.node(tanh).output(0), "Add");
+  if (one < 0 || !m.scalar(m.other(one, m.node(tanh).output(0)), 1.0)) return Status::Ok();
+  const int mx = m.next(m.node(one).output(0), "Mul");
+  if (mx < 0 || m.other(mx, m.node(one).output(0)) != x) return Status::Ok();
+  const int half = m.next(m.node(mx).output(0), "Mul");
+  if (half < 0 || !m.scalar(m.other(half, m.node(mx).output(0)), 0.5)) return Status::Ok();
+  return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, m.node(half).output(0), matched);
+}
+
+}  // namespace
+
+Status match_patterns(ImportContext& cx, int index, bool* matched) {
+  *matched = false;
+  VITRT_RETURN_IF_ERROR(match_layer_norm(cx, index, matched));
+  if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_erf(cx, index, matched));
+  if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_tanh(cx, index, matched));
+  return Status::Ok();
+}
+
+}  // namespace vitrt::convert

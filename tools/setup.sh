@@ -17,10 +17,13 @@ packages=(
   nlohmann-json3-dev                         # safetensors headers and JSON test manifests
   libzip-dev                                 # torch.save checkpoints are zip archives
   libpng-dev libjpeg-dev                     # image decoding (libjpeg-turbo: the decoder PIL uses)
+  libonnx-dev libprotobuf-dev                # ONNX import: ONNX's generated ModelProto classes over protobuf
 )
 test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
   python3-skimage                            # natural photos (astronaut, chelsea, coffee...) for the PIL parity test
+  python3-onnx                               # torch.onnx.export of the reference models (tests/onnx)
+  libonnx-testdata                           # ONNX's backend conformance cases (tests/onnx)
 )
 bench_packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # optional oneDNN: vitrt_gemm_ceiling (compare.sh's GEMM ceiling),

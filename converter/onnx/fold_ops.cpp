@@ -619,7 +619,8 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
     for (const SymDim& d : in[1]->i)
       if (!d.is_static()) return Status::Ok();
   if (op != "Constant" && (in.empty() || !in[0])) return cx.bad_node(n, "its first input is missing");
-  if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty() && !cx.consumers(n.output(1)).empty())
+  if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty() &&
+      (!cx.consumers(n.output(1)).empty() || cx.is_graph_output(n.output(1))))
     return cx.unsupported_node(n, "its mask output is read");
   OnnxValue out;
   VITRT_RETURN_IF_ERROR(fold(cx, n, in, &out));

@@ -66,7 +66,8 @@ Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImpor
         continue;
       }
       if (dim.has_dim_value()) {
-        if (dim.dim_value() < 1) return bad_input(label + " is " + std::to_string(dim.dim_value()));
+        if (dim.dim_value() < 0) return bad_input(label + " is " + std::to_string(dim.dim_value()));
+        if (dim.dim_value() == 0) return unsupported(label + " is 0 (the IR has no empty tensors)");
         if (o.image_size && rank == 4 && d >= 2 && dim.dim_value() != o.image_size)
           return invalid_argument("--image-size " + std::to_string(o.image_size) +
                                   " differs from the model's static " + std::to_string(dim.dim_value()) +

@@ -24,6 +24,15 @@ Status in(ImportContext& cx, const NodeProto& n, int i, OnnxValue** v) {
   return cx.input(n, i, v);
 }
 
+// Whether an output after the first (a mask, running statistics, Mean / InvStdDev) is read or is a graph
+// output: the IR op computes only the first.
+bool extra_output_used(const ImportContext& cx, const NodeProto& n) {
+  for (int o = 1; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && (!cx.consumers(n.output(o)).empty() || cx.is_graph_output(n.output(o))))
+      return true;
+  return false;
+}
+
 Status tensor_of(ImportContext& cx, const NodeProto& n, int i, int32_t* t) {
   OnnxValue* v;
   VITRT_RETURN_IF_ERROR(cx.input(n, i, &v));
@@ -90,6 +99,19 @@ Status lower_binary(ImportContext& cx, int, const NodeProto& n) {
       {"Add", OpType::kAdd}, {"Sub", OpType::kSub}, {"Mul", OpType::kMul}, {"Div", OpType::kDiv}};
   int32_t a, b;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &a));
+  // x / 2^k is x · 2^-k exactly (both are the correctly rounded same real number): written as the Mul the
+  // .pth route builds (DeiT's distilled head average), so the planner sees one form.
+  OnnxValue* d;
+  VITRT_RETURN_IF_ERROR(cx.input(n, 1, &d));
+  if (n.op_type() == "Div" && d->is_const && d->kind == ConstKind::kFloat && d->numel() == 1 &&
+      d->shape.size() <= 1) {
+    int e = 0;
+    const float c = d->f[0];
+    if (std::isfinite(c) && c != 0 && std::fabs(std::frexp(c, &e)) == 0.5f && e > -120 && e < 120) {
+      const int32_t r = cx.add_constant(n.output(0) + ".reciprocal", {1}, {1.0f / c});
+      return emit(cx, n, OpType::kMul, NoAttrs{}, {a, r}, n.output(0));
+    }
+  }
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &b));
   return emit(cx, n, ops.at(n.op_type()), NoAttrs{}, {a, b}, n.output(0));
 }
@@ -140,8 +162,7 @@ Status lower_identity(ImportContext& cx, int, const NodeProto& n) {
       if (!training->is_const || training->numel() != 1 || training->i.empty() || training->i[0].c != 0)
         return cx.unsupported_node(n, "training_mode must be a constant false");
     }
-    if (n.output_size() > 1 && !n.output(1).empty() && !cx.consumers(n.output(1)).empty())
-      return cx.unsupported_node(n, "its mask output is read");
+    if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its mask output is read");
   }
   if (n.op_type() == "Cast") {
     const int64_t to = cx.attr_int(n, "to", 0);
@@ -224,7 +245,6 @@ Status lower_gemm(ImportContext& cx, int index, const NodeProto& n) {
   OnnxValue *a, *b;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &a));
   VITRT_RETURN_IF_ERROR(in(cx, n, 1, &b));
-  if (cx.attr_int(n, "transA", 0) != 0) return cx.unsupported_node(n, "transA=1");
   if (!b->is_const || b->kind != ConstKind::kFloat || b->rank() != 2)
     return cx.unsupported_node(n, "B must be a constant 2-D float matrix (a weight)");
   if (a->rank() != 2) return cx.bad_node(n, "A must be 2-D, got " + sym_dims_str(dims_of(*a)));
@@ -241,18 +261,37 @@ Status lower_gemm(ImportContext& cx, int index, const NodeProto& n) {
   }
   int32_t x;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  if (cx.attr_int(n, "transA", 0) != 0) {  // Aᵀ first: a plain Transpose
+    OnnxValue t;
+    VITRT_RETURN_IF_ERROR(
+        cx.add_op(n, OpType::kTranspose, TransposeAttrs{{1, 0}}, {x}, n.output(0) + ".a_t", &t));
+    x = t.tensor;
+  }
   if (!cx.has_input(n, 2)) return linear(cx, index, n, x, std::move(w), nn, k, nullptr);
   OnnxValue* c;
   VITRT_RETURN_IF_ERROR(in(cx, n, 2, &c));
-  bool vector = c->is_const && c->kind == ConstKind::kFloat && (c->numel() == nn || c->numel() == 1);
+  if (!c->is_const || c->kind != ConstKind::kFloat) return cx.unsupported_node(n, "C must be a constant");
+  bool vector = c->numel() == nn || c->numel() == 1;
   for (size_t d = 0; vector && d + 1 < c->shape.size(); ++d) vector = c->shape[d] == 1;
-  if (!vector)
-    return cx.unsupported_node(n, "C must be a constant bias broadcast over the rows ([N] or [1,N])");
-  std::vector<float> bias(static_cast<size_t>(nn), c->f[0]);
-  if (c->numel() == nn) bias = c->f;
+  if (vector) {
+    std::vector<float> bias(static_cast<size_t>(nn), c->f[0]);
+    if (c->numel() == nn) bias = c->f;
+    if (beta != 1.0f)
+      for (float& v : bias) v *= beta;
+    return linear(cx, index, n, x, std::move(w), nn, k, &bias);
+  }
+  // A bias per row and column: Linear without bias, then + beta·C (C broadcasts as numpy does).
+  const std::string out = n.output(0);
+  const int32_t wt = cx.add_constant(out + ".weight", {nn, k}, std::move(w));
+  OnnxValue y;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kLinear, LinearAttrs{}, {x, wt}, out + ".product", &y));
+  std::vector<float> cv = c->f;
   if (beta != 1.0f)
-    for (float& v : bias) v *= beta;
-  return linear(cx, index, n, x, std::move(w), nn, k, &bias);
+    for (float& v : cv) v *= beta;
+  for (int64_t d : c->shape)
+    if (d < 1) return cx.bad_node(n, "C has an empty dimension");
+  const int32_t ct = cx.add_constant(out + ".c", c->shape, std::move(cv));
+  return emit(cx, n, OpType::kAdd, NoAttrs{}, {y.tensor, ct}, out);
 }
 
 // ---- convolution, normalisation, pooling ----
@@ -316,9 +355,7 @@ Status lower_batch_norm(ImportContext& cx, int, const NodeProto& n) {
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   if (x->rank() != 4) return cx.unsupported_node(n, "only 4-D inputs (the IR's BatchNorm2d)");
   if (cx.attr_int(n, "training_mode", 0) != 0) return cx.unsupported_node(n, "training_mode=1");
-  for (int o = 1; o < n.output_size(); ++o)
-    if (!n.output(o).empty() && !cx.consumers(n.output(o)).empty())
-      return cx.unsupported_node(n, "its running statistics outputs are read");
+  if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its running statistics outputs are read");
   std::vector<int32_t> t(5);
   for (int i = 0; i < 5; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
   return emit(cx, n, OpType::kBatchNorm2d, BatchNorm2dAttrs{cx.attr_float(n, "epsilon", 1e-5f)}, t,
@@ -331,9 +368,7 @@ Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
   const int64_t axis = cx.attr_int(n, "axis", -1);
   if (axis != -1 && axis != x->rank() - 1)
     return cx.unsupported_node(n, "axis " + std::to_string(axis) + " (only the last axis is supported)");
-  for (int o = 1; o < n.output_size(); ++o)
-    if (!n.output(o).empty() && !cx.consumers(n.output(o)).empty())
-      return cx.unsupported_node(n, "its Mean / InvStdDev outputs are read");
+  if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its Mean / InvStdDev outputs are read");
   int32_t xt, g, b = kAbsent;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &xt));
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &g));

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The ONNX backend conformance cases Debian ships (libonnx-testdata: data/node, simple, pytorch-converted,
+// pytorch-operator), run through the importer on `ref` and `cpu` and compared with the shipped outputs at
+// ONNX's tolerances (|got - want| <= 1e-7 + 1e-3·|want|). vitrt models take one float32 input: the case's
+// first input stays the graph input with its shape as written (no batch axis), every other input becomes a
+// constant (as weights are in a deployed model). A case whose import or session says "unsupported" (an op,
+// attribute or form the IR cannot express yet) is counted as unsupported; every other case must pass.
+// Prints a table per op type (a case counts under each op type it contains) and the totals.
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "loader/model_loader.h"
+#include "onnx/importer.h"
+#include "onnx/onnx_file.h"
+#include "onnx/onnx_tensor.h"
+#include "runtime/session.h"
+
+namespace fs = std::filesystem;
+using namespace vitrt;
+
+namespace {
+
+const char* kDataRoot = "/usr/share/libonnx-testdata/data";
+
+enum class Outcome { kPassed, kUnsupported, kFailed };
+
+struct CaseResult {
+  Outcome outcome = Outcome::kFailed;
+  std::string why;
+  std::set<std::string> ops;
+};
+
+bool read_file(const fs::path& p, std::string* bytes) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *bytes = ss.str();
+  return true;
+}
+
+bool read_tensor(const fs::path& p, onnx::TensorProto* t) {
+  std::string bytes;
+  return read_file(p, &bytes) && t->ParseFromString(bytes);
+}
+
+CaseResult unsupported_case(std::string why) {
+  return {Outcome::kUnsupported, std::move(why), {}};
+}
+CaseResult failed_case(std::string why) {
+  return {Outcome::kFailed, std::move(why), {}};
+}
+
+CaseResult classify(const Status& st, const std::string& step) {
+  if (st.code() == StatusCode::kUnsupported) return unsupported_case(step + ": " + st.message());
+  return failed_case(step + ": " + st.message());
+}
+
+// Runs one test_data_set of a case on `backend`; empty when it matches.
+std::string run_on(const std::shared_ptr<const Model>& model, const std::string& backend,
+                   const std::vector<float>& input, const std::vector<onnx::TensorProto>& want,
+                   Status* create_status) {
+  SessionOptions o;
+  o.backend = backend;
+  o.max_batch = 1;
+  o.num_threads = 2;
+  o.poison_activations = true;
+  std::unique_ptr<Session> s;
+  *create_status = Session::create(model, o, &s);
+  if (!create_status->ok()) return "session: " + create_status->message();
+  const Graph& g = s->graph();
+  const size_t n0 = static_cast<size_t>(s->output_shape(1).numel());
+  std::vector<float> out0(n0, NAN);
+  Status st = s->run(input.data(), 1, out0.data(), out0.size());
+  if (!st.ok()) return "run: " + st.message();
+  for (size_t k = 0; k < want.size(); ++k) {
+    convert::OnnxValue w;
+    convert::ExternalDataContext ext;
+    if (!convert::tensor_to_value(want[k], "expected output", &ext, &w).ok()) return "bad expected output";
+    const int32_t t = g.outputs[k];
+    const Shape& shape = s->tensor_shape(t);
+    if (static_cast<int64_t>(w.f.size()) != shape.numel())
+      return "output " + std::to_string(k) + " has " + std::to_string(shape.numel()) +
+             " elements, expected " + std::to_string(w.f.size());
+    const float* got = k == 0 ? out0.data() : s->tensor_data(t);
+    if (!got) return "output " + std::to_string(k) + " not kept";
+    for (size_t e = 0; e < w.f.size(); ++e) {
+      const double a = got[e], b = w.f[e];
+      const bool both_nan = std::isnan(a) && std::isnan(b);
+      const bool same_inf = std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0);
+      if (!both_nan && !same_inf && !(std::fabs(a - b) <= 1e-7 + 1e-3 * std::fabs(b)))
+        return "output " + std::to_string(k) + " element " + std::to_string(e) + ": " + std::to_string(a) +
+               ", expected " + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+CaseResult run_case(const fs::path& dir) {
+  CaseResult r;
+  std::string bytes;
+  if (!read_file(dir / "model.onnx", &bytes)) return failed_case("cannot read model.onnx");
+  onnx::ModelProto model;
+  Status st = convert::parse_onnx_model(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                        (dir / "model.onnx").string(), &model);
+  std::set<std::string> ops;
+  for (const auto& n : model.graph().node()) ops.insert(n.op_type());
+  if (!st.ok()) {
+    r = classify(st, "parse");
+    r.ops = ops;
+    return r;
+  }
+  auto finish = [&](CaseResult c) {
+    c.ops = ops;
+    return c;
+  };
+  // The graph's computed inputs (those that are not initializers), in order, as the data sets number them.
+  std::set<std::string> inits;
+  for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+  std::vector<std::string> inputs;
+  for (const auto& i : model.graph().input())
+    if (!inits.count(i.name())) inputs.push_back(i.name());
+  if (inputs.empty()) return finish(unsupported_case("no computed input"));
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return finish(failed_case("no test_data_set"));
+  for (const fs::path& set : sets) {
+    std::vector<onnx::TensorProto> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!read_tensor(set / ("input_" + std::to_string(i) + ".pb"), &in[i]))
+        return finish(failed_case("cannot read input " + std::to_string(i)));
+    std::vector<onnx::TensorProto> want(static_cast<size_t>(model.graph().output_size()));
+    for (size_t k = 0; k < want.size(); ++k) {
+      if (!read_tensor(set / ("output_" + std::to_string(k) + ".pb"), &want[k]))
+        return finish(failed_case("cannot read output " + std::to_string(k)));
+      if (want[k].data_type() != onnx::TensorProto::FLOAT)
+        return finish(unsupported_case("output of " + convert::onnx_type_name(want[k].data_type())));
+    }
+    if (in[0].data_type() != onnx::TensorProto::FLOAT)
+      return finish(unsupported_case("first input is " + convert::onnx_type_name(in[0].data_type())));
+    if (in[0].dims_size() < 1) return finish(unsupported_case("scalar input"));
+    convert::OnnxImportOptions io;
+    io.static_input = true;
+    for (size_t i = 1; i < inputs.size(); ++i) io.constant_inputs[inputs[i]] = &in[i];
+    // The case's own input shape (test models may declare symbolic dims).
+    onnx::ModelProto m = model;
+    for (auto& gi : *m.mutable_graph()->mutable_input())
+      if (gi.name() == inputs[0]) {
+        auto* shape = gi.mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->clear_dim();
+        for (int64_t d : in[0].dims()) shape->add_dim()->set_dim_value(d);
+      }
+    Graph g;
+    std::string log;
+    st = convert::import_onnx(m, io, &g, &log);
+    if (!st.ok()) return finish(classify(st, "import"));
+    auto owned = std::make_shared<Model>();
+    owned->graph = std::move(g);
+    owned->path = dir.string();
+    // Not from a file: the session sees every constant as its own (persistent) memory.
+    static const uint8_t kNoFile = 0;
+    owned->file = MappedFile::borrow(&kNoFile, 0);
+    std::shared_ptr<const Model> shared = owned;
+    convert::OnnxValue x;
+    convert::ExternalDataContext ext;
+    if (!convert::tensor_to_value(in[0], "input", &ext, &x).ok())
+      return finish(failed_case("bad input data"));
+    for (const char* backend : {"ref", "cpu"}) {
+      Status create;
+      const std::string why = run_on(shared, backend, x.f, want, &create);
+      if (!create.ok()) return finish(classify(create, std::string(backend) + " session"));
+      if (!why.empty()) return finish(failed_case(std::string(backend) + ": " + why));
+    }
+  }
+  return finish(CaseResult{Outcome::kPassed, "", {}});
+}
+
+struct Row {
+  int cases = 0, passed = 0, unsupported = 0, failed = 0;
+};
+
+}  // namespace
+
+TEST_CASE("ONNX backend conformance cases (libonnx-testdata) on ref and cpu") {
+  REQUIRE_MESSAGE(fs::is_directory(kDataRoot),
+                  "Debian's libonnx-testdata is not installed (tools/setup.sh installs it)");
+  std::map<std::string, Row> per_op;
+  std::map<std::string, Row> per_suite;
+  std::vector<std::string> failures;
+  for (const char* suite : {"node", "simple", "pytorch-converted", "pytorch-operator"}) {
+    const fs::path root = fs::path(kDataRoot) / suite;
+    if (!fs::is_directory(root)) continue;
+    std::vector<fs::path> cases;
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+    std::sort(cases.begin(), cases.end());
+    for (const fs::path& c : cases) {
+      const CaseResult r = run_case(c);
+      Row& s = per_suite[suite];
+      ++s.cases;
+      auto count = [&r](Row& row) {
+        ++row.cases;
+        if (r.outcome == Outcome::kPassed)
+          ++row.passed;
+        else if (r.outcome == Outcome::kUnsupported)
+          ++row.unsupported;
+        else
+          ++row.failed;
+      };
+      --s.cases;
+      count(s);
+      for (const std::string& op : r.ops) count(per_op[op]);
+      if (r.outcome == Outcome::kFailed)
+        failures.push_back(std::string(suite) + "/" + c.filename().string() + ": " + r.why);
+      if (std::getenv("VITRT_ONNX_VERBOSE") && r.outcome != Outcome::kPassed)
+        std::printf("%s/%s: %s\n", suite, c.filename().string().c_str(), r.why.c_str());
+    }
+  }
+  std::printf(
+      "\nONNX conformance (libonnx-testdata), per op type (a case counts under each op it contains):\n");
+  std::printf("| op | cases | passed | unsupported | failed |\n|---|---|---|---|---|\n");
+  for (const auto& [op, row] : per_op)
+    if (row.passed || row.failed)
+      std::printf("| %s | %d | %d | %d | %d |\n", op.c_str(), row.cases, row.passed, row.unsupported,
+                  row.failed);
+  int unsupported_only = 0;
+  for (const auto& kv : per_op) unsupported_only += !kv.second.passed && !kv.second.failed;
+  std::printf("(%d further op types appear only in unsupported cases)\n\n", unsupported_only);
+  std::printf("| suite | cases | passed | unsupported | failed |\n|---|---|---|---|---|\n");
+  Row total;
+  for (const auto& [suite, row] : per_suite) {
+    std::printf("| %s | %d | %d | %d | %d |\n", suite.c_str(), row.cases, row.passed, row.unsupported,
+                row.failed);
+    total.cases += row.cases;
+    total.passed += row.passed;
+    total.unsupported += row.unsupported;
+    total.failed += row.failed;
+  }
+  std::printf("| total | %d | %d | %d | %d |\n", total.cases, total.passed, total.unsupported, total.failed);
+  for (const std::string& f : failures) std::printf("FAILED %s\n", f.c_str());
+  std::fflush(stdout);
+  CHECK(total.passed > 0);
+  CHECK_MESSAGE(failures.empty(), failures.size(), " supported conformance cases fail (listed above)");
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The project's reference models exported by torch.onnx.export at opsets 14 and 17 (fixture onnx_cases,
+// tools/reference/make_onnx_cases.py) against the same weights converted from the checkpoint: logits within
+// 1e-5 of the .pth route (relative to its largest logit) on ref and cpu, and the same planned op types (the
+// planner's fuse_attention and epilogue fusions find the exported attention and MLPs).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "arch/arch.h"
+#include "checkpoint/checkpoint.h"
+#include "common/npy.h"
+#include "onnx/importer.h"
+#include "onnx_test_util.h"
+
+using namespace vitrt;
+
+namespace {
+
+std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
+  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
+  Status st = s.run(x.data(), batch, y.data(), y.size());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
+  const std::string dir = test::onnx_fixture_dir();
+  std::ifstream f(dir + "/manifest.json");
+  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
+  const nlohmann::json manifest = nlohmann::json::parse(f);
+  REQUIRE(!manifest["cases"].empty());
+  for (const auto& [name, c] : manifest["cases"].items()) {
+    CAPTURE(name);
+    convert::Checkpoint ckpt;
+    REQUIRE(convert::load_checkpoint(dir + "/" + c["checkpoint"].get<std::string>(), &ckpt).ok());
+    Graph pth_graph;
+    std::string log;
+    Status st = convert::convert_checkpoint(ckpt, convert::ConvertOptions{}, &pth_graph, &log);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    std::vector<uint8_t> pth_bytes;
+    auto pth = test::load_graph(pth_graph, &pth_bytes);
+    std::vector<float> x;
+    std::vector<int64_t> xs;
+    REQUIRE(read_npy_f32(dir + "/" + c["input"].get<std::string>(), &x, &xs).ok());
+    const int64_t batch = xs[0];
+    for (const auto& [opset, path] : c["onnx"].items()) {
+      CAPTURE(opset);
+      Graph onnx_graph;
+      std::string onnx_log;
+      st = convert::convert_onnx_file(dir + "/" + path.get<std::string>(), convert::ConvertOptions{},
+                                      &onnx_graph, &onnx_log);
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      CHECK(onnx_graph.metadata.preprocess.crop_h == pth_graph.metadata.preprocess.crop_h);
+      std::vector<uint8_t> onnx_bytes;
+      auto onnx = test::load_graph(onnx_graph, &onnx_bytes);
+      for (const std::string backend : {"ref", "cpu"}) {
+        CAPTURE(backend);
+        auto a = test::make_session(onnx, backend, batch);
+        auto b = test::make_session(pth, backend, batch);
+        const auto ops_a = test::planned_ops(*a), ops_b = test::planned_ops(*b);
+        CHECK_MESSAGE(ops_a == ops_b, "onnx: " << test::ops_str(ops_a) << "\n.pth: " << test::ops_str(ops_b));
+        CHECK(ops_a.count("SoftmaxAttention"));
+        for (int64_t n = 1; n <= batch; ++n) {
+          CAPTURE(n);
+          const std::vector<float> ya = run(*a, x, n), yb = run(*b, x, n);
+          double worst = 0, scale = 0;
+          for (size_t i = 0; i < yb.size(); ++i) {
+            REQUIRE(std::isfinite(ya[i]));
+            worst = std::max(worst, std::fabs(double(ya[i]) - yb[i]));
+            scale = std::max(scale, std::fabs(double(yb[i])));
+          }
+          MESSAGE(name << " opset " << opset << " " << backend << " batch " << n
+                       << ": max |onnx - pth| / max |pth| = " << worst / scale);
+          CHECK(worst <= 1e-5 * scale);
+        }
+      }
+    }
+  }
+}

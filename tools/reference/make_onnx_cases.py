@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""ONNX import fixtures: vitrt's own reference models exported by torch.onnx.export (offline; needs Debian's
+python3-onnx) next to the same weights as a checkpoint, so the test can compare the .onnx route with the .pth route.
+Run by ctest (fixture `onnx_cases`):
+
+    /usr/bin/python3 tools/reference/make_onnx_cases.py --out build/fixtures/onnx_cases
+
+Writes DIR/<case>/{model.pth, opset14.onnx, opset17.onnx, input.npy, logits_f32.npy} and DIR/manifest.json.
+The batch axis is exported dynamic (dynamic_axes), as vitrt keeps it.
+"""
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vitrt_reference as R  # noqa: E402
+
+OPSETS = (14, 17)
+
+
+def export(model, x, path, opset):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, torch.from_numpy(x), path, opset_version=opset, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                          do_constant_folding=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+    cases = {}
+    # Tiny DeiT: depth 2, 10 classes (DeiT-Tiny's width and heads, 224x224, patch 16), raw state_dict.
+    for name, factory, kw, seed in [("deit_tiny_2layer", "deit_tiny", dict(depth=2, num_classes=10), 11),
+                                    ("deit_tiny_distilled_1layer", "deit_tiny_distilled",
+                                     dict(depth=1, num_classes=7), 12)]:
+        d = os.path.join(args.out, name)
+        os.makedirs(d, exist_ok=True)
+        model = getattr(R, factory)(**kw).eval()
+        R.init_for_tests(model, seed)
+        x = R.make_images(2, 224, seed)
+        R.calibrate_heads(model, torch.from_numpy(x), 4.0)
+        with torch.no_grad():
+            logits = model(torch.from_numpy(x)).numpy().astype(np.float32)
+        R.save_in_container(os.path.join(d, "model.pth"), R.clone_state_dict(model), "raw")
+        for opset in OPSETS:
+            export(model, x, os.path.join(d, f"opset{opset}.onnx"), opset)
+        np.save(os.path.join(d, "input.npy"), x)
+        np.save(os.path.join(d, "logits_f32.npy"), logits)
+        cases[name] = dict(checkpoint=f"{name}/model.pth", input=f"{name}/input.npy",
+                           logits=f"{name}/logits_f32.npy",
+                           onnx={str(o): f"{name}/opset{o}.onnx" for o in OPSETS})
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(dict(cases=cases), f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -43,8 +43,12 @@ extern "C" {
 #define VITRT_API
 #endif
 
-/* Version of this header's API; bumped on any change to it (see the README's changelog). */
-#define VITRT_API_VERSION 2
+/* Version of this header's API; bumped on any change to it (see the README's changelog). Version 3 appended
+ * model info, the plan report, .npy arrays, input limits, exit codes and four session options. */
+#define VITRT_API_VERSION 3
+
+/* The most dimensions a model tensor has (the dims arrays of the info structs below). */
+#define VITRT_MAX_RANK 8
 
 typedef enum vitrt_status {
   VITRT_OK = 0,
@@ -76,6 +80,13 @@ typedef struct vitrt_session_options {
    * session creation with VITRT_ERR_OUT_OF_MEMORY naming its largest tensor. Default 0: this machine's
    * physical memory. (API version 2: callers built against version 1 leave it at its default.) */
   uint64_t max_memory_bytes;
+  /* API version 3 (callers built against an older header leave these at their defaults): */
+  int32_t opt_level;           /* 0: run the graph as written; 1 (default): run the planner passes (fusion) */
+  int32_t profile;             /* nonzero: accumulate each step's time across runs (vitrt_session_get_step) */
+  const char* disabled_passes; /* comma-separated planner passes to skip, or "all"; NULL (default): none.
+                                * Copied at creation. */
+  int32_t preserve_intermediates; /* nonzero: no arena reuse, so every tensor is readable after a run
+                                   * (vitrt_tensor_info_t.data); needs more memory. Default 0 */
 } vitrt_session_options_t;
 
 /* The engine version, e.g. "0.1.0". Static storage; never free it. */
@@ -134,6 +145,154 @@ VITRT_API vitrt_status_t vitrt_session_memory(const vitrt_session_t* session, ui
  * normalisation) into dst, which must hold C*H*W floats (see vitrt_model_input_shape). */
 VITRT_API vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path,
                                                 float* dst, size_t dst_capacity);
+
+/* API version 3. Info structs are filled by the library up to the caller's struct_size (set it to sizeof the
+ * struct): a caller built against an older header gets the fields it knows. Strings and arrays they point to
+ * are owned by the model or session queried and live as long as it. */
+
+/* Exit codes of the vitrt command-line tools. */
+typedef enum vitrt_exit_code {
+  VITRT_EXIT_OK = 0,
+  VITRT_EXIT_USAGE = 1,     /* a bad command line */
+  VITRT_EXIT_BAD_MODEL = 2, /* the model file is unusable */
+  VITRT_EXIT_BAD_INPUT = 3, /* an input image or tensor is unusable */
+  VITRT_EXIT_RUNTIME = 4    /* a failure while running (out of memory, backend unavailable) */
+} vitrt_exit_code_t;
+
+/* The exit code a tool reports for `status`: VITRT_ERR_INVALID_ARGUMENT -> usage, VITRT_ERR_BAD_MODEL -> bad
+ * model, VITRT_ERR_BAD_INPUT and VITRT_ERR_IO -> bad input, anything else -> runtime; VITRT_OK -> 0. (Every
+ * failure to load a model file is the tools' "bad model", whatever its status.) */
+VITRT_API int vitrt_exit_code(vitrt_status_t status);
+
+/* Limits on untrusted input files; passing one is VITRT_ERR_BAD_INPUT naming the file and the limit. */
+typedef struct vitrt_input_limits {
+  size_t struct_size;
+  uint64_t max_image_file_bytes; /* an image file larger than this is not read */
+  int64_t max_image_pixels;      /* decoded, and after the resize to the model's shorter side */
+  uint32_t max_png_side;
+  int32_t max_jpeg_scans;
+  uint64_t max_image_decode_bytes; /* decoder working memory (progressive JPEG, interlaced PNG) */
+  uint64_t max_npy_file_bytes;
+} vitrt_input_limits_t;
+VITRT_API vitrt_status_t vitrt_get_input_limits(vitrt_input_limits_t* limits);
+
+/* The backend named "auto", "cpu", "ref" or "cuda"; another name is VITRT_ERR_INVALID_ARGUMENT naming it. */
+VITRT_API vitrt_status_t vitrt_backend_from_name(const char* name, vitrt_backend_t* out);
+
+/* What `vitrt inspect` prints about a model file. Shapes include the batch dimension, stored as -1. */
+typedef struct vitrt_model_info {
+  size_t struct_size;
+  uint32_t format_version; /* of this file */
+  int32_t num_classes;     /* the width of the logits */
+  const char* producer;    /* the tool that wrote the file */
+  const char* arch;        /* "deit", "pvt_v2", ... */
+  const char* input_dtype; /* "float32": the input is float32 NCHW */
+  int32_t input_rank;
+  int32_t output_rank;
+  int64_t input_dims[VITRT_MAX_RANK];
+  int64_t output_dims[VITRT_MAX_RANK];
+  int32_t num_labels;  /* vitrt_model_label(0 .. num_labels-1) */
+  int32_t num_ops;     /* ops in the file (vitrt_model_op_type) */
+  int32_t num_tensors; /* tensors in the file, weights included */
+  int32_t num_weights; /* constant tensors */
+  uint64_t weight_bytes;
+  int32_t num_metadata; /* key/value pairs (vitrt_model_metadata_at) */
+} vitrt_model_info_t;
+VITRT_API vitrt_status_t vitrt_model_get_info(const vitrt_model_t* model, vitrt_model_info_t* info);
+/* The type name of op `index` (file order), e.g. "SoftmaxAttention"; NULL when out of range. */
+VITRT_API const char* vitrt_model_op_type(const vitrt_model_t* model, int32_t index);
+/* Metadata pair `index` (0 .. num_metadata-1, sorted by key). */
+VITRT_API vitrt_status_t vitrt_model_metadata_at(const vitrt_model_t* model, int32_t index, const char** key,
+                                                 const char** value);
+
+/* The model's evaluation preprocessing (what vitrt_image_preprocess does). */
+typedef struct vitrt_preprocess_info {
+  size_t struct_size;
+  int32_t channels;       /* 3: RGB, 1: grayscale */
+  int32_t resize_shorter; /* the shorter side after the resize */
+  int32_t crop_height;    /* centre crop */
+  int32_t crop_width;
+  const char* interpolation; /* "bicubic", "bilinear" or "nearest" */
+  int32_t num_mean;          /* channels values, or 1 for all channels */
+  int32_t num_std;
+  const float* mean; /* normalisation: (x / 255 - mean) / std */
+  const float* std;
+} vitrt_preprocess_info_t;
+VITRT_API vitrt_status_t vitrt_model_get_preprocess(const vitrt_model_t* model,
+                                                    vitrt_preprocess_info_t* info);
+
+/* The plan report (`vitrt inspect --plan`): what a session runs, where each tensor lives, how much memory. */
+typedef struct vitrt_plan_info {
+  size_t struct_size;
+  const char* backend; /* the backend that runs it ("cpu", "ref", "cuda") */
+  int32_t max_batch;
+  int32_t num_steps;  /* ops run, after the planner passes (vitrt_session_get_step) */
+  int32_t num_passes; /* planner passes (vitrt_session_get_pass) */
+  int32_t reserved;
+  uint64_t weight_bytes; /* mapped from the file, zero-copy */
+  uint64_t activation_bytes;
+  uint64_t activation_lower_bound; /* the peak of live bytes, which no placement can beat */
+  uint64_t workspace_bytes;
+  uint64_t persistent_bytes; /* constants folded at plan time */
+  int64_t profiled_runs;     /* runs timed since creation or vitrt_session_reset_profile (profile on) */
+} vitrt_plan_info_t;
+VITRT_API vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan_info_t* info);
+
+typedef struct vitrt_pass_info {
+  size_t struct_size;
+  const char* name;
+  int32_t ran;      /* 0 when disabled */
+  int32_t modified; /* the pass changed the graph */
+  int32_t ops_after;
+} vitrt_pass_info_t;
+VITRT_API vitrt_status_t vitrt_session_get_pass(const vitrt_session_t* session, int32_t index,
+                                                vitrt_pass_info_t* info);
+
+typedef struct vitrt_step_info {
+  size_t struct_size;
+  const char* op;      /* op type name */
+  const char* name;    /* the op's name */
+  int32_t num_outputs; /* vitrt_session_get_step_output(step, 0 .. num_outputs-1) */
+  double seconds;      /* with options.profile: wall time in this step over plan.profiled_runs runs */
+} vitrt_step_info_t;
+VITRT_API vitrt_status_t vitrt_session_get_step(const vitrt_session_t* session, int32_t step,
+                                                vitrt_step_info_t* info);
+
+typedef struct vitrt_tensor_info {
+  size_t struct_size;
+  const char* name;
+  int32_t index; /* the tensor's index in the planned graph */
+  int32_t rank;
+  int64_t dims[VITRT_MAX_RANK]; /* at the batch of the last run (max_batch before the first) */
+  const char* arena;            /* "activations", "weights", "input", "persistent", or "-" */
+  uint64_t offset;              /* within its arena */
+  uint64_t bytes;               /* at max_batch */
+  int32_t first_step;           /* the steps between which it is live */
+  int32_t last_step;
+  int32_t inplace_of;          /* the tensor whose memory an in-place kernel reuses for it, or -1 */
+  const char* inplace_of_name; /* that tensor's name, or NULL */
+  /* With options.preserve_intermediates, after a run: its float32 values at that run's batch; else NULL. */
+  const float* data;
+} vitrt_tensor_info_t;
+VITRT_API vitrt_status_t vitrt_session_get_step_output(const vitrt_session_t* session, int32_t step,
+                                                       int32_t output, vitrt_tensor_info_t* info);
+
+/* Zeroes the step times and the run count that options.profile accumulates. */
+VITRT_API vitrt_status_t vitrt_session_reset_profile(vitrt_session_t* session);
+
+/* A float32 array read from a NumPy .npy file (float32 or float64 data, C order, at most
+ * vitrt_input_limits_t.max_npy_file_bytes, exactly the bytes its header declares). */
+typedef struct vitrt_array vitrt_array_t;
+/* On success *out owns the array; free it with vitrt_array_free(). On failure *out is set to NULL. */
+VITRT_API vitrt_status_t vitrt_npy_read(const char* path, vitrt_array_t** out);
+VITRT_API void vitrt_array_free(vitrt_array_t* array); /* accepts NULL */
+VITRT_API int32_t vitrt_array_rank(const vitrt_array_t* array);
+VITRT_API const int64_t* vitrt_array_dims(const vitrt_array_t* array); /* rank values, owned by the array */
+VITRT_API size_t vitrt_array_size(const vitrt_array_t* array);         /* elements */
+VITRT_API const float* vitrt_array_data(const vitrt_array_t* array);
+/* Writes float32 data of shape dims[0..rank) as a .npy file (0 <= rank <= 32, dims >= 0). */
+VITRT_API vitrt_status_t vitrt_npy_write(const char* path, const float* data, const int64_t* dims,
+                                         int32_t rank);
 
 #ifdef __cplusplus
 }

@@ -12,10 +12,10 @@
 
 #include "arch/arch.h"
 #include "checkpoint/checkpoint.h"
-#include "cli_common.h"
 #include "fuzz_util.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
+#include "output_format.h"
 #include "tiny_deit.h"
 
 namespace {

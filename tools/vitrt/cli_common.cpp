@@ -12,9 +12,6 @@
 #include <cstring>
 #include <iostream>
 
-#include "common/npy.h"
-#include "image/image.h"
-
 namespace vitrt::cli {
 
 void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
@@ -37,32 +34,56 @@ void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
         ->check(CLI::Range(1, 4096));
 }
 
-int report_error(const std::string& context, const Status& st, bool loading_model) {
-  std::cerr << "vitrt: " << context << ": " << st.message() << "\n";
-  return exit_code_for(st, loading_model);
+int report_error(const std::string& context, const api::Error& e, bool loading_model) {
+  std::cerr << "vitrt: " << context << ": " << e.what() << "\n";
+  return loading_model ? VITRT_EXIT_BAD_MODEL : api::exit_code(e.status());
 }
 
-int load_model_or_report(const std::string& path, std::shared_ptr<const Model>* out) {
-  Status st = load_model(path, out);
-  if (!st.ok()) return report_error("cannot load model", st, true);
-  return kExitOk;
+int load_model_or_report(const std::string& path, std::unique_ptr<api::Model>* out) {
+  try {
+    *out = std::make_unique<api::Model>(api::Model::load(path));
+  } catch (const api::Error& e) {
+    return report_error("cannot load model", e, true);
+  }
+  return VITRT_EXIT_OK;
 }
 
-int create_session_or_report(std::shared_ptr<const Model> model, const RunOptions& o, int64_t max_batch,
-                             std::unique_ptr<Session>* out) {
-  SessionOptions so;
-  so.backend = o.backend;
-  so.num_threads = o.threads;
-  so.max_batch = max_batch;
-  so.opt_level = o.opt_level;
-  so.disabled_passes = o.disabled_passes;
-  so.profile = o.profile;
-  Status st = Session::create(std::move(model), so, out);
-  if (!st.ok()) return report_error("cannot create a session", st, false);
-  return kExitOk;
+int create_session_or_report(const api::Model& model, const RunOptions& o, int64_t max_batch,
+                             std::unique_ptr<api::Session>* out) {
+  try {
+    api::SessionOptions so;
+    so.backend = api::backend_from_name(o.backend);
+    so.num_threads = o.threads;
+    so.max_batch = static_cast<int32_t>(max_batch);
+    so.opt_level = o.opt_level;
+    so.disabled_passes = o.disabled_passes;
+    so.profile = o.profile;
+    so.preserve_intermediates = o.preserve_intermediates;
+    *out = std::make_unique<api::Session>(model, so);
+  } catch (const api::Error& e) {
+    return report_error("cannot create a session", e, false);
+  }
+  return VITRT_EXIT_OK;
+}
+
+std::vector<int64_t> output_shape_of_one(const api::Model& model) {
+  std::vector<int64_t> one = model.info().output_dims;
+  for (int64_t& d : one)
+    if (d == -1) d = 1;
+  return one;
+}
+
+size_t output_elements_per_image(const api::Model& model) {
+  size_t n = 1;
+  for (int64_t d : output_shape_of_one(model)) n *= static_cast<size_t>(d);
+  return n;
 }
 
 namespace {
+
+[[noreturn]] void fail(vitrt_status_t status, const std::string& message) {
+  throw api::Error(status, message);
+}
 
 bool has_image_extension(const std::string& name) {
   const size_t dot = name.rfind('.');
@@ -74,14 +95,14 @@ bool has_image_extension(const std::string& name) {
 
 // Walks `dir` (already stat'ed as a directory) in sorted order without following symlinks to directories.
 // Symlinks to regular image files are listed; every file and directory is taken once, by (device, inode).
-Status walk(const std::string& dir, const struct stat& dir_st, int depth, ImageWalk* w,
-            std::vector<std::string>* out) {
-  if (!w->dirs.insert({dir_st.st_dev, dir_st.st_ino}).second) return Status::Ok();  // already walked
+void walk(const std::string& dir, const struct stat& dir_st, int depth, ImageWalk* w,
+          std::vector<std::string>* out) {
+  if (!w->dirs.insert({dir_st.st_dev, dir_st.st_ino}).second) return;  // already walked
   if (depth > kMaxWalkDepth)
-    return bad_input("directory '" + dir + "' is more than " + std::to_string(kMaxWalkDepth) +
-                     " levels deep (the limit of a directory walk)");
+    fail(VITRT_ERR_BAD_INPUT, "directory '" + dir + "' is more than " + std::to_string(kMaxWalkDepth) +
+                                  " levels deep (the limit of a directory walk)");
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return io_error("cannot read directory '" + dir + "': " + std::strerror(errno));
+  if (d == nullptr) fail(VITRT_ERR_IO, "cannot read directory '" + dir + "': " + std::strerror(errno));
   std::vector<std::string> names;
   errno = 0;
   while (const dirent* e = ::readdir(d)) {
@@ -91,14 +112,15 @@ Status walk(const std::string& dir, const struct stat& dir_st, int depth, ImageW
   }
   const int read_errno = errno;
   ::closedir(d);
-  if (read_errno != 0) return io_error("cannot read directory '" + dir + "': " + std::strerror(read_errno));
+  if (read_errno != 0)
+    fail(VITRT_ERR_IO, "cannot read directory '" + dir + "': " + std::strerror(read_errno));
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
     const std::string path = dir == "/" ? "/" + name : dir + "/" + name;
     struct stat lst;
     if (::lstat(path.c_str(), &lst) != 0) continue;  // vanished since readdir
     if (S_ISDIR(lst.st_mode)) {
-      VITRT_RETURN_IF_ERROR(walk(path, lst, depth + 1, w, out));
+      walk(path, lst, depth + 1, w, out);
       continue;
     }
     struct stat st = lst;
@@ -111,17 +133,17 @@ Status walk(const std::string& dir, const struct stat& dir_st, int depth, ImageW
     if (!S_ISREG(st.st_mode) || !has_image_extension(name)) continue;
     if (!w->files.insert({st.st_dev, st.st_ino}).second) continue;  // the same file by another name
     if (w->count >= kMaxListedImages)
-      return bad_input("more than " + std::to_string(kMaxListedImages) + " images under '" + dir + "'");
+      fail(VITRT_ERR_BAD_INPUT,
+           "more than " + std::to_string(kMaxListedImages) + " images under '" + dir + "'");
     ++w->count;
     out->push_back(path);
   }
-  return Status::Ok();
 }
 
 }  // namespace
 
-Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
-                      ImageWalk* walk_state) {
+void collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
+                    ImageWalk* walk_state) {
   ImageWalk local;
   ImageWalk* w = walk_state ? walk_state : &local;
   for (const std::string& a : args) {
@@ -132,11 +154,11 @@ Status collect_images(const std::vector<std::string>& args, std::vector<std::str
       while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
       std::vector<std::string> found;
       const bool seen = w->dirs.count({st.st_dev, st.st_ino}) != 0;
-      VITRT_RETURN_IF_ERROR(walk(dir, st, 0, w, &found));
+      walk(dir, st, 0, w, &found);
       std::sort(found.begin(), found.end());  // by full path, as before the walk was hand-written
       if (found.empty())
-        return bad_input("directory '" + a + "' contains no .png/.jpg/.jpeg images" +
-                         (seen ? " (it was already walked under another name)" : ""));
+        fail(VITRT_ERR_BAD_INPUT, "directory '" + a + "' contains no .png/.jpg/.jpeg images" +
+                                      (seen ? " (it was already walked under another name)" : ""));
       images->insert(images->end(), found.begin(), found.end());
     } else if (::stat(a.c_str(), &st) == 0 && !w->files.insert({st.st_dev, st.st_ino}).second) {
       continue;  // the same file named twice
@@ -144,10 +166,10 @@ Status collect_images(const std::vector<std::string>& args, std::vector<std::str
       images->push_back(a);  // a file: decoding reports it if it is missing or not a regular image file
     }
   }
-  return Status::Ok();
 }
 
 std::string input_limits_help() {
+  const vitrt_input_limits_t l = api::input_limits();
   char buf[1024];
   std::snprintf(
       buf, sizeof buf,
@@ -159,9 +181,10 @@ std::string input_limits_help() {
       "  .npy tensors: regular files of at most %llu GiB, exactly the bytes their header declares.\n"
       "  directories: walked to %d levels, at most %zu images; symlinks to directories are not followed\n"
       "    and each file is taken once.\n",
-      static_cast<unsigned long long>(kMaxImageFileBytes >> 20), static_cast<long long>(kMaxImagePixels),
-      kMaxPngSide, static_cast<unsigned long long>(kMaxImageDecodeBytes >> 20), kMaxJpegScans,
-      static_cast<unsigned long long>(kMaxNpyFileBytes >> 30), kMaxWalkDepth, kMaxListedImages);
+      static_cast<unsigned long long>(l.max_image_file_bytes >> 20),
+      static_cast<long long>(l.max_image_pixels), l.max_png_side,
+      static_cast<unsigned long long>(l.max_image_decode_bytes >> 20), l.max_jpeg_scans,
+      static_cast<unsigned long long>(l.max_npy_file_bytes >> 30), kMaxWalkDepth, kMaxListedImages);
   return buf;
 }
 
@@ -187,34 +210,6 @@ void Progress::update(size_t done) {
 
 void Progress::finish() {
   if (total_ >= 16 && tty_) std::fprintf(stderr, "\n");
-}
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else {
-      o += static_cast<char>(c);
-    }
-  }
-  return o;
-}
-
-std::string format_bytes(uint64_t b) {
-  char buf[32];
-  if (b >= (1ull << 20))
-    std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1048576.0);
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  return buf;
 }
 
 }  // namespace vitrt::cli

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// Shared pieces of the `vitrt` subcommands: model/session set-up with exit codes, image listing, output.
+// Shared pieces of the `vitrt` subcommands: model/session set-up with exit codes, image listing, progress.
+// The CLI uses only the public API (vitrt.hpp over libvitrt.so); tools/checks/check_cli_headers.py checks it.
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "common/exit_codes.h"
-#include "loader/model_loader.h"
-#include "runtime/session.h"
+#include "output_format.h"
+#include "vitrt.hpp"
 
 namespace vitrt::cli {
+
+namespace api = vitrt::api;
 
 // Options every running subcommand shares.
 struct RunOptions {
@@ -23,18 +26,25 @@ struct RunOptions {
   int batch = 8;
   int opt_level = 1;
   std::string disabled_passes;
-  bool profile = false;  // per-step timing (vitrt bench --profile)
+  bool profile = false;                 // per-step timing (vitrt bench --profile)
+  bool preserve_intermediates = false;  // every tensor kept for a dump (vitrt run --dump-dir)
 };
 
 void add_run_options(CLI::App* app, RunOptions* o, bool batch_option = true);
 
-// Prints "vitrt: <context>: <message>" on stderr and returns the exit code for the failure.
-int report_error(const std::string& context, const Status& st, bool loading_model);
+// Prints "vitrt: <context>: <message>" on stderr and returns the exit code for the failure: a bad model
+// (VITRT_EXIT_BAD_MODEL) for any failure while loading a model file, else vitrt_exit_code(status).
+int report_error(const std::string& context, const api::Error& e, bool loading_model);
 
 // Loads the model (exit code 2 on failure).
-int load_model_or_report(const std::string& path, std::shared_ptr<const Model>* out);
-int create_session_or_report(std::shared_ptr<const Model> model, const RunOptions& o, int64_t max_batch,
-                             std::unique_ptr<Session>* out);
+int load_model_or_report(const std::string& path, std::unique_ptr<api::Model>* out);
+int create_session_or_report(const api::Model& model, const RunOptions& o, int64_t max_batch,
+                             std::unique_ptr<api::Session>* out);
+
+// The model's output shape for a batch of one (its batch dimension, -1 in the file, set to 1).
+std::vector<int64_t> output_shape_of_one(const api::Model& model);
+// Elements of that shape: the floats one image's output takes.
+size_t output_elements_per_image(const api::Model& model);
 
 // Directory walks: at most this many levels below a directory named on the command line, and this many
 // images.
@@ -51,9 +61,10 @@ struct ImageWalk {
 
 // Expands files and directories into image files (.png .jpg .jpeg, any case): directories recursively, each
 // one's files in sorted order, symlinks to directories not followed (a note says so), symlinks to files kept,
-// non-regular files skipped, each file once. `walk` (optional) carries the seen sets across calls.
-Status collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
-                      ImageWalk* walk = nullptr);
+// non-regular files skipped, each file once. `walk` (optional) carries the seen sets across calls. Throws
+// api::Error (VITRT_ERR_BAD_INPUT, or VITRT_ERR_IO for an unreadable directory) naming the directory.
+void collect_images(const std::vector<std::string>& args, std::vector<std::string>* images,
+                    ImageWalk* walk = nullptr);
 
 // The input limits, for the subcommands' --help.
 std::string input_limits_help();
@@ -71,9 +82,6 @@ class Progress {
   bool tty_;
   int last_decile_ = -1;
 };
-
-std::string json_escape(const std::string& s);
-std::string format_bytes(uint64_t bytes);
 
 // Subcommands: each registers itself on `app` and returns a runner.
 using Runner = std::function<int()>;

@@ -26,17 +26,17 @@ struct Options {
 };
 
 // Time per run by op type and the slowest steps, from a session's step timings.
-void print_profile(const Session& s, int batch, int threads, int top) {
-  const Graph& g = s.graph();
-  const double runs = static_cast<double>(std::max<int64_t>(1, s.profiled_runs()));
-  const auto& sec = s.step_seconds();
+void print_profile(const api::Session& s, int batch, int threads, int top) {
+  const std::vector<api::StepInfo> steps_info = s.steps();
+  const api::PlanInfo plan = s.plan();
+  const double runs = static_cast<double>(std::max<int64_t>(1, plan.profiled_runs));
   double total = 0;
   std::map<std::string, std::pair<double, int>> by_type;
   std::vector<std::pair<double, size_t>> steps;
-  for (size_t i = 0; i < sec.size(); ++i) {
-    const double ms = 1000.0 * sec[i] / runs;
+  for (size_t i = 0; i < steps_info.size(); ++i) {
+    const double ms = 1000.0 * steps_info[i].seconds / runs;
     total += ms;
-    auto& t = by_type[op_type_name(g.nodes[i].type)];
+    auto& t = by_type[steps_info[i].op];
     t.first += ms;
     t.second++;
     steps.push_back({ms, i});
@@ -46,16 +46,16 @@ void print_profile(const Session& s, int batch, int threads, int top) {
   std::sort(types.rbegin(), types.rend());
   std::sort(steps.rbegin(), steps.rend());
   std::printf("\nprofile (%s, batch %d, %d threads): %.3f ms per run in kernels, mean of %lld runs\n",
-              s.backend_name(), batch, threads, total, static_cast<long long>(s.profiled_runs()));
+              plan.backend.c_str(), batch, threads, total, static_cast<long long>(plan.profiled_runs));
   std::printf("| op | steps | ms per run | share |\n|---|---|---|---|\n");
   for (const auto& t : types)
     std::printf("| %s | %d | %.3f | %.1f%% |\n", t.second.c_str(), by_type[t.second].second, t.first,
                 total > 0 ? 100.0 * t.first / total : 0.0);
   std::printf("slowest steps:\n");
   for (size_t k = 0; k < steps.size() && k < static_cast<size_t>(top); ++k) {
-    const Node& n = g.nodes[steps[k].second];
-    std::printf("  %-4zu %-18s %-44s %8.3f ms  %5.1f%%\n", steps[k].second, op_type_name(n.type),
-                n.name.c_str(), steps[k].first, total > 0 ? 100.0 * steps[k].first / total : 0.0);
+    const api::StepInfo& n = steps_info[steps[k].second];
+    std::printf("  %-4zu %-18s %-44s %8.3f ms  %5.1f%%\n", steps[k].second, n.op.c_str(), n.name.c_str(),
+                steps[k].first, total > 0 ? 100.0 * steps[k].first / total : 0.0);
   }
 }
 
@@ -67,10 +67,10 @@ struct Row {
 };
 
 int run_bench(const Options& o) {
-  std::shared_ptr<const Model> model;
+  std::unique_ptr<api::Model> model;
   if (int rc = load_model_or_report(o.model, &model)) return rc;
-  const Graph& g = model->graph;
-  const Shape& in = g.tensors[g.inputs[0]].shape;
+  const size_t per_image = model->input_shape().elements();
+  const size_t per_out = output_elements_per_image(*model);
   std::vector<Row> rows;
   for (const std::string& backend : o.backends)
     for (int th : o.threads)
@@ -79,26 +79,26 @@ int run_bench(const Options& o) {
         ro.backend = backend;
         ro.threads = th;
         ro.profile = o.profile;
-        std::unique_ptr<Session> session;
-        if (int rc = create_session_or_report(model, ro, b, &session)) return rc;
-        std::vector<float> x(static_cast<size_t>(b * in[1] * in[2] * in[3]));
+        std::unique_ptr<api::Session> session;
+        if (int rc = create_session_or_report(*model, ro, b, &session)) return rc;
+        std::vector<float> x(per_image * b);
         std::mt19937 rng(1234);
         std::normal_distribution<float> dist(0.f, 1.f);
         for (float& v : x) v = dist(rng);
-        std::vector<float> y(static_cast<size_t>(session->output_shape(b).numel()));
-        for (int i = 0; i < o.warmup; ++i) {
-          Status st = session->run(x.data(), b, y.data(), y.size());
-          if (!st.ok()) return report_error("bench", st, false);
-        }
+        std::vector<float> y(per_out * b);
         std::vector<double> ms;
         ms.reserve(static_cast<size_t>(o.repeat));  // nothing allocates between runs
-        session->reset_profile();
-        for (int i = 0; i < o.repeat; ++i) {
-          const auto t0 = std::chrono::steady_clock::now();
-          Status st = session->run(x.data(), b, y.data(), y.size());
-          const auto t1 = std::chrono::steady_clock::now();
-          if (!st.ok()) return report_error("bench", st, false);
-          ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        try {
+          for (int i = 0; i < o.warmup; ++i) session->run(x.data(), b, y.data(), y.size());
+          session->reset_profile();
+          for (int i = 0; i < o.repeat; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            session->run(x.data(), b, y.data(), y.size());
+            const auto t1 = std::chrono::steady_clock::now();
+            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+          }
+        } catch (const api::Error& e) {
+          return report_error("bench", e, false);
         }
         if (o.profile && !o.json) print_profile(*session, b, th, o.top);
         std::sort(ms.begin(), ms.end());
@@ -124,7 +124,7 @@ int run_bench(const Options& o) {
           r.max_ms, r.images_per_s, static_cast<unsigned long long>(r.activation_bytes));
     }
     std::printf("\n]}\n");
-    return kExitOk;
+    return VITRT_EXIT_OK;
   }
   std::printf("%s  (latency of one run, %d timed runs after %d warm-up; session creation not timed)\n",
               o.model.c_str(), o.repeat, o.warmup);
@@ -135,7 +135,7 @@ int run_bench(const Options& o) {
     std::printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n", r.backend.c_str(), r.threads,
                 r.batch, r.median_ms, r.min_ms, r.p90_ms, r.max_ms, r.images_per_s,
                 format_bytes(r.activation_bytes).c_str());
-  return kExitOk;
+  return VITRT_EXIT_OK;
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <iostream>
 
 #include "cli_common.h"
-#include "image/image.h"
 
 namespace vitrt::cli {
 namespace {
@@ -44,19 +43,19 @@ void softmax_top_k(const float* logits, int classes, int k, Result* r) {
 }
 
 int run_classify(const Options& o) {
-  std::shared_ptr<const Model> model;
+  std::unique_ptr<api::Model> model;
   if (int rc = load_model_or_report(o.run.model_path, &model)) return rc;
   std::vector<std::string> images;
-  Status st = collect_images(o.inputs, &images);
-  if (!st.ok()) return report_error("classify", st, false);
-  const Graph& g = model->graph;
-  const Shape& in = g.tensors[g.inputs[0]].shape;
-  const size_t per_image = static_cast<size_t>(in[1] * in[2] * in[3]);
+  try {
+    collect_images(o.inputs, &images);
+  } catch (const api::Error& e) {
+    return report_error("classify", e, false);
+  }
+  const size_t per_image = model->input_shape().elements();
   const int batch = static_cast<int>(std::min<size_t>(o.run.batch, std::max<size_t>(images.size(), 1)));
-  std::unique_ptr<Session> session;
-  if (int rc = create_session_or_report(model, o.run, batch, &session)) return rc;
-  const Shape out_shape = session->output_shape(1);
-  const int classes = static_cast<int>(out_shape.dims[out_shape.rank - 1]);
+  std::unique_ptr<api::Session> session;
+  if (int rc = create_session_or_report(*model, o.run, batch, &session)) return rc;
+  const int classes = model->num_classes();
 
   std::vector<float> input(per_image * batch), logits(static_cast<size_t>(classes) * batch);
   std::vector<Result> results(images.size());
@@ -68,18 +67,23 @@ int run_classify(const Options& o) {
     std::vector<size_t> ok;
     for (size_t i = start; i < std::min(images.size(), start + batch); ++i) {
       results[i].image = images[i];
-      Status ps = load_and_preprocess(images[i], g.metadata.preprocess, input.data() + per_image * ok.size());
-      if (!ps.ok()) {
-        results[i].error = ps.message();
-        std::cerr << "vitrt: classify: " << ps.message() << "\n";
+      try {
+        api::preprocess_image(*model, images[i],
+                              api::Span<float>(input.data() + per_image * ok.size(), per_image));
+      } catch (const api::Error& e) {
+        results[i].error = e.what();
+        std::cerr << "vitrt: classify: " << e.what() << "\n";
         ++failed;
         continue;
       }
       ok.push_back(i);
     }
     if (!ok.empty()) {
-      Status rs = session->run(input.data(), static_cast<int64_t>(ok.size()), logits.data(), logits.size());
-      if (!rs.ok()) return report_error("classify", rs, false);
+      try {
+        session->run(input.data(), static_cast<int32_t>(ok.size()), logits.data(), logits.size());
+      } catch (const api::Error& e) {
+        return report_error("classify", e, false);
+      }
       for (size_t j = 0; j < ok.size(); ++j)
         softmax_top_k(logits.data() + static_cast<size_t>(classes) * j, classes, o.top_k, &results[ok[j]]);
     }
@@ -87,7 +91,7 @@ int run_classify(const Options& o) {
   }
   progress.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto& labels = g.metadata.labels;
+  const std::vector<std::string> labels = model->labels();
   auto label = [&](int c) {
     return c < static_cast<int>(labels.size()) ? labels[c] : "class_" + std::to_string(c);
   };
@@ -119,12 +123,12 @@ int run_classify(const Options& o) {
   }
   std::fprintf(stderr, "classified %zu image(s) in %.3f s (%.1f images/s, backend %s, batch %d)\n",
                images.size() - failed, secs, (images.size() - failed) / std::max(secs, 1e-9),
-               session->backend_name(), batch);
+               session->backend_name().c_str(), batch);
   if (failed) {
     std::fprintf(stderr, "vitrt: %d image(s) could not be read\n", failed);
-    return kExitBadInput;
+    return VITRT_EXIT_BAD_INPUT;
   }
-  return kExitOk;
+  return VITRT_EXIT_OK;
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include <map>
 
 #include "cli_common.h"
-#include "image/image.h"
 
 namespace vitrt::cli {
 namespace {
@@ -43,11 +42,12 @@ struct Sample {
   int label;
 };
 
-Status list_samples(const std::string& dir, const std::vector<std::string>& labels,
-                    std::vector<Sample>* samples, std::string* mapping_note) {
+// Throws api::Error (bad input, or an I/O error for an unreadable directory) naming the directory.
+void list_samples(const std::string& dir, const std::vector<std::string>& labels,
+                  std::vector<Sample>* samples, std::string* mapping_note) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return bad_input("'" + dir + "' is not a directory");
+  if (!fs::is_directory(dir, ec)) throw api::Error(VITRT_ERR_BAD_INPUT, "'" + dir + "' is not a directory");
   // Class folders are the real sub-directories: a symlinked folder could be DIR itself or another class.
   std::vector<std::string> folders;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -57,19 +57,20 @@ Status list_samples(const std::string& dir, const std::vector<std::string>& labe
     }
     if (it->is_directory(ec)) folders.push_back(it->path().filename().string());
   }
-  if (ec) return io_error("cannot read '" + dir + "': " + ec.message());
+  if (ec) throw api::Error(VITRT_ERR_IO, "cannot read '" + dir + "': " + ec.message());
   std::sort(folders.begin(), folders.end());
   if (folders.empty())
-    return bad_input("'" + dir + "' has no class sub-folders (expected DIR/<class>/<image>)");
+    throw api::Error(VITRT_ERR_BAD_INPUT,
+                     "'" + dir + "' has no class sub-folders (expected DIR/<class>/<image>)");
   std::map<std::string, int> by_label;
   for (size_t i = 0; i < labels.size(); ++i) by_label.emplace(normalize(labels[i]), static_cast<int>(i));
   bool all_match = true;
   for (const auto& f : folders) all_match = all_match && by_label.count(normalize(f));
   if (!all_match && folders.size() != labels.size())
-    return bad_input("'" + dir + "' has " + std::to_string(folders.size()) +
-                     " class folders whose names are not all "
-                     "model labels, and the model has " +
-                     std::to_string(labels.size()) + " classes");
+    throw api::Error(VITRT_ERR_BAD_INPUT, "'" + dir + "' has " + std::to_string(folders.size()) +
+                                              " class folders whose names are not all "
+                                              "model labels, and the model has " +
+                                              std::to_string(labels.size()) + " classes");
   *mapping_note =
       all_match ? "folders matched to labels by name" : "folders numbered in sorted order (ImageFolder)";
   // One walk over every class, so that a file linked into two class folders is counted once (in the first).
@@ -79,29 +80,29 @@ Status list_samples(const std::string& dir, const std::vector<std::string>& labe
   for (size_t i = 0; i < folders.size(); ++i) {
     const int label = all_match ? by_label[normalize(folders[i])] : static_cast<int>(i);
     std::vector<std::string> images;
-    VITRT_RETURN_IF_ERROR(collect_images({(fs::path(dir) / folders[i]).string()}, &images, &walk));
+    collect_images({(fs::path(dir) / folders[i]).string()}, &images, &walk);
     for (auto& p : images) samples->push_back({std::move(p), label});
   }
-  return Status::Ok();
 }
 
 int run_eval(const Options& o) {
-  std::shared_ptr<const Model> model;
+  std::unique_ptr<api::Model> model;
   if (int rc = load_model_or_report(o.run.model_path, &model)) return rc;
-  const Graph& g = model->graph;
+  const std::vector<std::string> labels = model->labels();
   std::vector<Sample> samples;
   std::string note;
-  Status st = list_samples(o.dir, g.metadata.labels, &samples, &note);
-  if (!st.ok()) return report_error("eval", st, false);
+  try {
+    list_samples(o.dir, labels, &samples, &note);
+  } catch (const api::Error& e) {
+    return report_error("eval", e, false);
+  }
   if (o.limit > 0 && static_cast<int64_t>(samples.size()) > o.limit) samples.resize(o.limit);
   std::fprintf(stderr, "eval: %zu images in '%s' (%s)\n", samples.size(), o.dir.c_str(), note.c_str());
-  const Shape& in = g.tensors[g.inputs[0]].shape;
-  const size_t per_image = static_cast<size_t>(in[1] * in[2] * in[3]);
+  const size_t per_image = model->input_shape().elements();
   const int batch = static_cast<int>(std::min<size_t>(o.run.batch, std::max<size_t>(samples.size(), 1)));
-  std::unique_ptr<Session> session;
-  if (int rc = create_session_or_report(model, o.run, batch, &session)) return rc;
-  const Shape os = session->output_shape(1);
-  const int classes = static_cast<int>(os.dims[os.rank - 1]);
+  std::unique_ptr<api::Session> session;
+  if (int rc = create_session_or_report(*model, o.run, batch, &session)) return rc;
+  const int classes = model->num_classes();
   std::vector<float> x(per_image * batch), y(static_cast<size_t>(classes) * batch);
   std::vector<int> labels_in_batch(batch);
   std::vector<size_t> sample_in_batch(batch);
@@ -109,8 +110,9 @@ int run_eval(const Options& o) {
   if (!o.predictions_path.empty()) {
     predictions.open(o.predictions_path);
     if (!predictions)
-      return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"),
-                          false);
+      return report_error(
+          "eval", api::Error(VITRT_ERR_IO, "cannot write predictions file '" + o.predictions_path + "'"),
+          false);
     predictions << "# image\ttrue\tpredicted\tprobability (softmax of the top-1 logit)\n";
   }
   int64_t top1 = 0, top5 = 0, seen = 0, unreadable = 0;
@@ -121,9 +123,10 @@ int run_eval(const Options& o) {
   for (size_t start = 0; start < samples.size(); start += batch) {
     int n = 0;
     for (size_t i = start; i < std::min(samples.size(), start + batch); ++i) {
-      Status ps = load_and_preprocess(samples[i].path, g.metadata.preprocess, x.data() + per_image * n);
-      if (!ps.ok()) {
-        std::cerr << "vitrt: eval: " << ps.message() << "\n";
+      try {
+        api::preprocess_image(*model, samples[i].path, api::Span<float>(x.data() + per_image * n, per_image));
+      } catch (const api::Error& e) {
+        std::cerr << "vitrt: eval: " << e.what() << "\n";
         ++unreadable;
         continue;
       }
@@ -132,9 +135,12 @@ int run_eval(const Options& o) {
     }
     if (n > 0) {
       const auto r0 = std::chrono::steady_clock::now();
-      Status rs = session->run(x.data(), n, y.data(), y.size());
+      try {
+        session->run(x.data(), n, y.data(), y.size());
+      } catch (const api::Error& e) {
+        return report_error("eval", e, false);
+      }
       infer_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
-      if (!rs.ok()) return report_error("eval", rs, false);
       for (int j = 0; j < n; ++j) {
         const float* l = y.data() + static_cast<size_t>(classes) * j;
         const int truth = labels_in_batch[j];
@@ -162,8 +168,9 @@ int run_eval(const Options& o) {
   }
   progress.finish();
   if (predictions.is_open() && !predictions.flush())
-    return report_error("eval", io_error("cannot write predictions file '" + o.predictions_path + "'"),
-                        false);
+    return report_error(
+        "eval", api::Error(VITRT_ERR_IO, "cannot write predictions file '" + o.predictions_path + "'"),
+        false);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double acc1 = seen ? 100.0 * top1 / seen : 0, acc5 = seen ? 100.0 * top5 / seen : 0;
   if (o.json) {
@@ -173,12 +180,11 @@ int run_eval(const Options& o) {
         "\"batch\": %d, \"per_class_top1\": {",
         json_escape(o.run.model_path).c_str(), json_escape(o.dir).c_str(), static_cast<long long>(seen),
         static_cast<long long>(unreadable), acc1, acc5, seen / std::max(total_s, 1e-9),
-        seen / std::max(infer_s, 1e-9), session->backend_name(), batch);
+        seen / std::max(infer_s, 1e-9), session->backend_name().c_str(), batch);
     bool first = true;
     for (int c = 0; c < classes; ++c) {
       if (!per_class_total[c]) continue;
-      const std::string name =
-          c < static_cast<int>(g.metadata.labels.size()) ? g.metadata.labels[c] : std::to_string(c);
+      const std::string name = c < static_cast<int>(labels.size()) ? labels[c] : std::to_string(c);
       std::printf("%s\"%s\": %.4f", first ? "" : ", ", json_escape(name).c_str(),
                   100.0 * per_class_hit[c] / per_class_total[c]);
       first = false;
@@ -191,10 +197,10 @@ int run_eval(const Options& o) {
     std::printf(
         "speed      %.1f images/s end to end (decode + preprocess + inference), %.1f images/s inference "
         "only (backend %s, batch %d, %d thread(s))\n",
-        seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name(), batch,
-        o.run.threads);
+        seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name().c_str(),
+        batch, o.run.threads);
   }
-  return unreadable ? kExitBadInput : kExitOk;
+  return unreadable ? VITRT_EXIT_BAD_INPUT : VITRT_EXIT_OK;
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <map>
 
 #include "cli_common.h"
-#include "ops/op_registry.h"
 
 namespace vitrt::cli {
 namespace {
@@ -20,149 +19,127 @@ struct Options {
   std::string disabled_passes;
 };
 
-const char* arena_name(ArenaKind a) {
-  switch (a) {
-    case ArenaKind::kWeights: return "weights";
-    case ArenaKind::kActivations: return "activations";
-    case ArenaKind::kInput: return "input";
-    case ArenaKind::kPersistent: return "persistent";
-    case ArenaKind::kNone: break;
-  }
-  return "-";
-}
-
-const char* interp_name(Interpolation i) {
-  return i == Interpolation::kBicubic ? "bicubic" : i == Interpolation::kBilinear ? "bilinear" : "nearest";
-}
-
-std::string floats(const std::vector<float>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%s%g", i ? "," : "", v[i]);
-    s += b;
-  }
-  return s;
-}
-
 int run_inspect(const Options& o) {
-  std::shared_ptr<const Model> model;
+  std::unique_ptr<api::Model> model;
   if (int rc = load_model_or_report(o.model, &model)) return rc;
-  const Graph& g = model->graph;
-  const ModelMetadata& md = g.metadata;
-  std::map<std::string, int> histogram;
-  for (const Node& n : g.nodes) histogram[op_type_name(n.type)]++;
-  const Shape& in = g.tensors[g.inputs[0]].shape;
-  const Shape& out = g.tensors[g.outputs[0]].shape;
-  size_t constants = 0;
-  for (const Tensor& t : g.tensors) constants += t.is_constant;
+  const api::ModelInfo info = model->info();
+  const std::map<std::string, int> histogram = model->op_counts();
+  const std::string in = format_shape(info.input_dims), out = format_shape(info.output_dims);
 
-  std::unique_ptr<Session> session;
+  std::unique_ptr<api::Session> session;
   if (o.plan) {
     RunOptions ro;
     ro.backend = o.backend;
     ro.opt_level = o.opt_level;
     ro.disabled_passes = o.disabled_passes;
-    if (int rc = create_session_or_report(model, ro, o.batch, &session)) return rc;
+    if (int rc = create_session_or_report(*model, ro, o.batch, &session)) return rc;
   }
+  const api::Preprocessing p = model->preprocessing();
 
   if (o.json) {
     std::printf("{\"file\": \"%s\", \"format_version\": %u, \"producer\": \"%s\", \"arch\": \"%s\",\n",
-                json_escape(o.model).c_str(), model->format_version, json_escape(md.producer).c_str(),
-                json_escape(md.arch).c_str());
-    std::printf(" \"input\": \"%s\", \"output\": \"%s\", \"classes\": %zu, \"ops\": %zu, \"tensors\": %zu, "
-                "\"weights\": %zu, \"weight_bytes\": %llu,\n",
-                in.str().c_str(), out.str().c_str(), md.labels.size(), g.nodes.size(), g.tensors.size(), constants,
-                static_cast<unsigned long long>(model->weight_bytes));
-    const Preprocess& p = md.preprocess;
-    std::printf(" \"preprocess\": {\"resize_shorter\": %d, \"crop_h\": %d, \"crop_w\": %d, \"interpolation\": "
-                "\"%s\", \"mean\": [%s], \"std\": [%s], \"channels\": %d},\n",
-                p.resize_shorter, p.crop_h, p.crop_w, interp_name(p.interpolation), floats(p.mean).c_str(),
-                floats(p.std).c_str(), p.channels);
+                json_escape(o.model).c_str(), info.format_version, json_escape(info.producer).c_str(),
+                json_escape(info.arch).c_str());
+    std::printf(
+        " \"input\": \"%s\", \"output\": \"%s\", \"classes\": %d, \"ops\": %d, \"tensors\": %d, "
+        "\"weights\": %d, \"weight_bytes\": %llu,\n",
+        in.c_str(), out.c_str(), info.num_labels, info.num_ops, info.num_tensors, info.num_weights,
+        static_cast<unsigned long long>(info.weight_bytes));
+    std::printf(
+        " \"preprocess\": {\"resize_shorter\": %d, \"crop_h\": %d, \"crop_w\": %d, \"interpolation\": "
+        "\"%s\", \"mean\": [%s], \"std\": [%s], \"channels\": %d},\n",
+        p.resize_shorter, p.crop_height, p.crop_width, p.interpolation.c_str(), format_floats(p.mean).c_str(),
+        format_floats(p.std).c_str(), p.channels);
     std::printf(" \"op_histogram\": {");
     size_t i = 0;
-    for (const auto& kv : histogram) std::printf("%s\"%s\": %d", i++ ? ", " : "", kv.first.c_str(), kv.second);
+    for (const auto& kv : histogram)
+      std::printf("%s\"%s\": %d", i++ ? ", " : "", kv.first.c_str(), kv.second);
     std::printf("}");
     if (session) {
-      const MemoryReport& m = session->memory();
-      std::printf(",\n \"plan\": {\"backend\": \"%s\", \"max_batch\": %d, \"activation_bytes\": %llu, "
-                  "\"activation_lower_bound\": %llu, \"workspace_bytes\": %llu, \"steps\": [",
-                  session->backend_name(), o.batch, static_cast<unsigned long long>(m.activation_bytes),
-                  static_cast<unsigned long long>(m.activation_lower_bound),
-                  static_cast<unsigned long long>(m.workspace_bytes));
-      const Graph& pg = session->graph();
-      for (size_t s = 0; s < pg.nodes.size(); ++s) {
-        const Node& n = pg.nodes[s];
-        std::printf("%s\n  {\"op\": \"%s\", \"name\": \"%s\", \"outputs\": [", s ? "," : "", op_type_name(n.type),
+      const api::PlanInfo plan = session->plan();
+      std::printf(
+          ",\n \"plan\": {\"backend\": \"%s\", \"max_batch\": %d, \"activation_bytes\": %llu, "
+          "\"activation_lower_bound\": %llu, \"workspace_bytes\": %llu, \"steps\": [",
+          plan.backend.c_str(), o.batch, static_cast<unsigned long long>(plan.activation_bytes),
+          static_cast<unsigned long long>(plan.activation_lower_bound),
+          static_cast<unsigned long long>(plan.workspace_bytes));
+      const std::vector<api::StepInfo> steps = session->steps();
+      for (size_t s = 0; s < steps.size(); ++s) {
+        const api::StepInfo& n = steps[s];
+        std::printf("%s\n  {\"op\": \"%s\", \"name\": \"%s\", \"outputs\": [", s ? "," : "", n.op.c_str(),
                     json_escape(n.name).c_str());
         for (size_t k = 0; k < n.outputs.size(); ++k) {
-          const int32_t t = n.outputs[k];
-          const TensorPlacement& p = session->placements()[t];
-          std::printf("%s{\"tensor\": \"%s\", \"shape\": \"%s\", \"arena\": \"%s\", \"offset\": %llu, \"bytes\": %llu, "
-                      "\"first\": %d, \"last\": %d, \"inplace_of\": %d}",
-                      k ? ", " : "", json_escape(pg.tensors[t].name).c_str(), session->tensor_shape(t).str().c_str(),
-                      arena_name(p.arena), static_cast<unsigned long long>(p.offset),
-                      static_cast<unsigned long long>(p.bytes), p.life.first, p.life.last, session->inplace_of(t));
+          const api::TensorInfo& t = n.outputs[k];
+          std::printf(
+              "%s{\"tensor\": \"%s\", \"shape\": \"%s\", \"arena\": \"%s\", \"offset\": %llu, \"bytes\": "
+              "%llu, "
+              "\"first\": %d, \"last\": %d, \"inplace_of\": %d}",
+              k ? ", " : "", json_escape(t.name).c_str(), format_shape(t.dims).c_str(), t.arena.c_str(),
+              static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.bytes),
+              t.first_step, t.last_step, t.inplace_of);
         }
         std::printf("]}");
       }
-      std::printf("\n ], \"ops\": %zu, \"passes\": [", pg.nodes.size());
-      for (size_t i = 0; i < session->pass_report().size(); ++i) {
-        const PassReport& r = session->pass_report()[i];
-        std::printf("%s{\"name\": \"%s\", \"ran\": %s, \"modified\": %s, \"ops_after\": %zu}", i ? ", " : "",
+      std::printf("\n ], \"ops\": %zu, \"passes\": [", steps.size());
+      const std::vector<api::PassInfo> passes = session->passes();
+      for (size_t i = 0; i < passes.size(); ++i) {
+        const api::PassInfo& r = passes[i];
+        std::printf("%s{\"name\": \"%s\", \"ran\": %s, \"modified\": %s, \"ops_after\": %d}", i ? ", " : "",
                     r.name.c_str(), r.ran ? "true" : "false", r.modified ? "true" : "false", r.ops_after);
       }
       std::printf("]}");
     }
     std::printf("}\n");
-    return kExitOk;
+    return VITRT_EXIT_OK;
   }
 
-  std::printf("%s: vitrt model, format version %u, written by %s\n", o.model.c_str(), model->format_version,
-              md.producer.c_str());
-  std::printf("  arch         %s\n", md.arch.c_str());
-  std::printf("  input        %s float32 (NCHW)\n  output       %s (%zu labels)\n", in.str().c_str(),
-              out.str().c_str(), md.labels.size());
-  const Preprocess& p = md.preprocess;
+  std::printf("%s: vitrt model, format version %u, written by %s\n", o.model.c_str(), info.format_version,
+              info.producer.c_str());
+  std::printf("  arch         %s\n", info.arch.c_str());
+  std::printf("  input        %s %s (NCHW)\n  output       %s (%d labels)\n", in.c_str(),
+              info.input_dtype.c_str(), out.c_str(), info.num_labels);
   std::printf("  preprocess   resize shorter side to %d (%s), centre crop %dx%d, mean [%s], std [%s]\n",
-              p.resize_shorter, interp_name(p.interpolation), p.crop_w, p.crop_h, floats(p.mean).c_str(),
-              floats(p.std).c_str());
-  std::printf("  graph        %zu ops, %zu tensors, %zu weights (%s)\n", g.nodes.size(), g.tensors.size(), constants,
-              format_bytes(model->weight_bytes).c_str());
-  for (const auto& kv : md.extra) std::printf("  %-12s %s\n", kv.first.c_str(), kv.second.c_str());
+              p.resize_shorter, p.interpolation.c_str(), p.crop_width, p.crop_height,
+              format_floats(p.mean).c_str(), format_floats(p.std).c_str());
+  std::printf("  graph        %d ops, %d tensors, %d weights (%s)\n", info.num_ops, info.num_tensors,
+              info.num_weights, format_bytes(info.weight_bytes).c_str());
+  for (const auto& kv : model->metadata_entries())
+    std::printf("  %-12s %s\n", kv.first.c_str(), kv.second.c_str());
   std::printf("  ops         ");
   for (const auto& kv : histogram) std::printf(" %s×%d", kv.first.c_str(), kv.second);
   std::printf("\n");
-  if (!session) return kExitOk;
+  if (!session) return VITRT_EXIT_OK;
 
-  const MemoryReport& m = session->memory();
-  const Graph& pg = session->graph();
+  const api::PlanInfo plan = session->plan();
   std::printf("\npasses      ");
-  for (const PassReport& r : session->pass_report())
+  for (const api::PassInfo& r : session->passes())
     std::printf(" %s:%s", r.name.c_str(), !r.ran ? "off" : r.modified ? "changed" : "unchanged");
-  std::printf("  (%zu ops -> %zu)\n", g.nodes.size(), pg.nodes.size());
-  std::printf("\nplan (backend %s, max batch %d)\n", session->backend_name(), o.batch);
+  std::printf("  (%d ops -> %d)\n", info.num_ops, plan.num_steps);
+  std::printf("\nplan (backend %s, max batch %d)\n", plan.backend.c_str(), o.batch);
   std::printf("  %-4s %-18s %-40s %-18s %-12s %12s %10s  %s\n", "step", "op", "name", "output shape", "arena",
               "offset", "bytes", "live");
-  for (size_t s = 0; s < pg.nodes.size(); ++s) {
-    const Node& n = pg.nodes[s];
+  const std::vector<api::StepInfo> steps = session->steps();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const api::StepInfo& n = steps[s];
     for (size_t k = 0; k < n.outputs.size(); ++k) {
-      const int32_t t = n.outputs[k];
-      const TensorPlacement& pl = session->placements()[t];
-      std::string live = std::to_string(pl.life.first) + ".." + std::to_string(pl.life.last);
-      if (session->inplace_of(t) >= 0) live += " (in place of " + pg.tensors[session->inplace_of(t)].name + ")";
+      const api::TensorInfo& t = n.outputs[k];
+      std::string live = std::to_string(t.first_step) + ".." + std::to_string(t.last_step);
+      if (t.inplace_of >= 0) live += " (in place of " + t.inplace_of_name + ")";
       std::printf("  %-4s %-18s %-40s %-18s %-12s %12llu %10llu  %s\n", k ? "" : std::to_string(s).c_str(),
-                  k ? "" : op_type_name(n.type), k ? ("  +" + pg.tensors[t].name).c_str() : n.name.c_str(),
-                  session->tensor_shape(t).str().c_str(), arena_name(pl.arena),
-                  static_cast<unsigned long long>(pl.offset), static_cast<unsigned long long>(pl.bytes), live.c_str());
+                  k ? "" : n.op.c_str(), k ? ("  +" + t.name).c_str() : n.name.c_str(),
+                  format_shape(t.dims).c_str(), t.arena.c_str(), static_cast<unsigned long long>(t.offset),
+                  static_cast<unsigned long long>(t.bytes), live.c_str());
     }
   }
-  std::printf("\n  weights      %s (mapped from the file, zero-copy)\n", format_bytes(m.weight_bytes).c_str());
-  std::printf("  activations  %s peak; liveness lower bound %s (%.3fx)\n", format_bytes(m.activation_bytes).c_str(),
-              format_bytes(m.activation_lower_bound).c_str(),
-              m.activation_lower_bound ? static_cast<double>(m.activation_bytes) / m.activation_lower_bound : 1.0);
-  std::printf("  workspace    %s\n", format_bytes(m.workspace_bytes).c_str());
-  return kExitOk;
+  std::printf("\n  weights      %s (mapped from the file, zero-copy)\n",
+              format_bytes(plan.weight_bytes).c_str());
+  std::printf("  activations  %s peak; liveness lower bound %s (%.3fx)\n",
+              format_bytes(plan.activation_bytes).c_str(), format_bytes(plan.activation_lower_bound).c_str(),
+              plan.activation_lower_bound
+                  ? static_cast<double>(plan.activation_bytes) / plan.activation_lower_bound
+                  : 1.0);
+  std::printf("  workspace    %s\n", format_bytes(plan.workspace_bytes).c_str());
+  return VITRT_EXIT_OK;
 }
 
 }  // namespace
@@ -171,14 +148,17 @@ Runner add_inspect(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("inspect", "verify a model and print its ops, weights and memory plan");
   sub->add_option("model", o->model, "model file (.vitrt)")->required();
-  sub->add_flag("--plan", o->plan, "also plan a session and print each step's tensor, arena offset and lifetime");
+  sub->add_flag("--plan", o->plan,
+                "also plan a session and print each step's tensor, arena offset and lifetime");
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_option("-b,--backend", o->backend, "backend to plan for")->capture_default_str();
   sub->add_option("--opt-level", o->opt_level, "0: the graph as written; 1: after the planner passes")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
   sub->add_option("--disable-pass", o->disabled_passes, "comma-separated planner passes to skip (or 'all')");
-  sub->add_option("--batch", o->batch, "maximum batch to plan for")->capture_default_str()->check(CLI::Range(1, 4096));
+  sub->add_option("--batch", o->batch, "maximum batch to plan for")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   return [o] { return run_inspect(*o); };
 }
 

@@ -2,8 +2,6 @@
 // Copyright the vitrt authors.
 // vitrt preprocess -m MODEL IMAGE --output X.npy: the exact tensor the model would get for IMAGE.
 #include "cli_common.h"
-#include "common/npy.h"
-#include "image/image.h"
 
 namespace vitrt::cli {
 namespace {
@@ -13,16 +11,21 @@ struct Options {
 };
 
 int run_preprocess(const Options& o) {
-  std::shared_ptr<const Model> model;
+  std::unique_ptr<api::Model> model;
   if (int rc = load_model_or_report(o.model, &model)) return rc;
-  const Graph& g = model->graph;
-  const Shape& in = g.tensors[g.inputs[0]].shape;
-  std::vector<float> x(static_cast<size_t>(in[1] * in[2] * in[3]));
-  Status st = load_and_preprocess(o.image, g.metadata.preprocess, x.data());
-  if (!st.ok()) return report_error("preprocess", st, false);
-  st = write_npy_f32(o.output, x.data(), {1, in[1], in[2], in[3]});
-  if (!st.ok()) return report_error("--output", st, false);
-  return kExitOk;
+  const api::InputShape in = model->input_shape();
+  std::vector<float> x(in.elements());
+  try {
+    api::preprocess_image(*model, o.image, x);
+  } catch (const api::Error& e) {
+    return report_error("preprocess", e, false);
+  }
+  try {
+    api::write_npy(o.output, x, {1, in.channels, in.height, in.width});
+  } catch (const api::Error& e) {
+    return report_error("--output", e, false);
+  }
+  return VITRT_EXIT_OK;
 }
 
 }  // namespace

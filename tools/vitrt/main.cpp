@@ -7,8 +7,9 @@
 
 int main(int argc, char** argv) {
   using namespace vitrt::cli;
-  CLI::App app{"vitrt: inference for efficient vision transformers.\n"
-               "Exit codes: 0 ok, 1 usage, 2 bad model file, 3 bad input, 4 runtime failure."};
+  CLI::App app{
+      "vitrt: inference for efficient vision transformers.\n"
+      "Exit codes: 0 ok, 1 usage, 2 bad model file, 3 bad input, 4 runtime failure."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vitrt 0.1.0");
   std::vector<std::pair<CLI::App*, Runner>> commands;
@@ -26,14 +27,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? vitrt::kExitOk : vitrt::kExitUsage;
+    return app.exit(e) == 0 ? VITRT_EXIT_OK : VITRT_EXIT_USAGE;
   }
   try {
     for (auto& [sub, run] : commands)
       if (sub->parsed()) return run();
   } catch (const std::exception& e) {
     std::cerr << "vitrt: internal error: " << e.what() << "\n";
-    return vitrt::kExitRuntime;
+    return VITRT_EXIT_RUNTIME;
   }
-  return vitrt::kExitUsage;
+  return VITRT_EXIT_USAGE;
 }

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The C API's image input: decode a PNG/JPEG and preprocess it as the model's metadata says.
+#include "image/image.h"
+
+#include "capi/capi_internal.h"
+
+using namespace vitrt::capi;
+
+extern "C" {
+
+vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path, float* dst,
+                                      size_t dst_capacity) {
+  if (!model || !image_path || !dst)
+    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess: null argument");
+  return guarded([&] {
+    const vitrt::Graph& g = model->model->graph;
+    const vitrt::Shape& s = g.tensors[g.inputs[0]].shape;
+    const size_t need = static_cast<size_t>(s[1] * s[2] * s[3]);
+    if (dst_capacity < need)
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess: dst holds " +
+                                                  std::to_string(dst_capacity) + " floats, the input of '" +
+                                                  model->model->path + "' needs " + std::to_string(need) +
+                                                  " (C*H*W) for '" + image_path + "'");
+    return report(vitrt::load_and_preprocess(image_path, g.metadata.preprocess, dst));
+  });
+}
+
+}  // extern "C"

@@ -30,7 +30,17 @@ int main(int argc, char** argv) {
     vitrt::api::SessionOptions opts;
     opts.max_batch = 2;
     vitrt::api::Session session(model, opts);
-    std::vector<float> x = vitrt::api::preprocess_image(model, argv[2]);
+    // API version 3 through the installed headers: model info, the plan report, a caller buffer as a Span.
+    const vitrt::api::ModelInfo info = model.info();
+    const vitrt::api::PlanInfo plan = session.plan();
+    if (info.num_classes != session.num_classes() || plan.num_steps < 1 ||
+        session.steps().size() != static_cast<size_t>(plan.num_steps)) {
+      std::fprintf(stderr, "model info (%d classes) or plan (%d steps) is wrong\n", info.num_classes,
+                   plan.num_steps);
+      return 1;
+    }
+    std::vector<float> x(model.input_shape().elements());
+    vitrt::api::preprocess_image(model, argv[2], x);
     std::vector<float> logits = session.run(x.data(), 1);
     int best = 0;
     float mx = logits[0], sum = 0;

@@ -35,6 +35,15 @@ model=$work/fashion_deit.vitrt
 image=$src/samples/fashion/000_ankle_boot.png
 want=$(awk -F'\t' '$1 == "000_ankle_boot.png" { print $3 }' "$src/models/fashion_deit/expected.txt")
 
+# The installed CLI links libvitrt.so only and finds the installed copy (its RPATH is relative to bin/).
+if out=$(env -u LD_LIBRARY_PATH "$prefix/bin/vitrt" inspect "$model" 2>&1) &&
+   [ "$(realpath "$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/vitrt" | awk '/libvitrt.so.0/ { print $3 }')")" = \
+     "$(realpath "$libdir/libvitrt.so.0")" ]; then
+  ok "installed bin/vitrt runs on the installed libvitrt.so.0 ($(printf '%s' "$out" | sed -n 2p | tr -s ' '))"
+else
+  bad "installed bin/vitrt: $out; $(ldd "$prefix/bin/vitrt" | grep vitrt)"
+fi
+
 check_consumer() {  # check_consumer HOW BINARY
   local out
   if out=$(env -u LD_LIBRARY_PATH "$2" "$model" "$image" 2>"$work/err"); then

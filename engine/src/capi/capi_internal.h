@@ -28,10 +28,12 @@ struct vitrt_array {
 
 namespace vitrt::capi {
 
-// Records `st`'s message as the thread's last error (cleared on success) and returns its code.
-vitrt_status_t report(const Status& st);
-// Records `message` as the thread's last error and returns `code`.
-vitrt_status_t fail(vitrt_status_t code, const std::string& message);
+// Records `st`'s message as the thread's last error (cleared on success) and returns its code. Never throws.
+vitrt_status_t report(const Status& st) noexcept;
+// Records `message` as the thread's last error and returns `code`. Never throws: the C entry points call it
+// outside `guarded` for their null-argument checks (building a longer message belongs inside `guarded`).
+vitrt_status_t fail(vitrt_status_t code, const char* message) noexcept;
+vitrt_status_t fail(vitrt_status_t code, const std::string& message) noexcept;
 
 // Runs `body` and turns any escaping exception into a status.
 template <typename F>
@@ -57,7 +59,8 @@ vitrt_status_t copy_info(const Info& filled, Info* caller) {
   return report(Status::Ok());
 }
 
-// Checks a caller's info struct pointer and struct_size before any work.
+// Checks a caller's info struct pointer and struct_size before any work (inside `guarded`: it builds
+// messages).
 template <typename Info>
 vitrt_status_t check_info(const Info* caller, const char* function) {
   if (!caller) return fail(VITRT_ERR_INVALID_ARGUMENT, std::string(function) + ": null info struct");

@@ -12,7 +12,7 @@ namespace {
 thread_local std::string g_last_error;
 }  // namespace
 
-vitrt_status_t report(const Status& st) {
+vitrt_status_t report(const Status& st) noexcept {
   if (st.ok()) {
     g_last_error.clear();
     return VITRT_OK;
@@ -20,12 +20,17 @@ vitrt_status_t report(const Status& st) {
   return fail(static_cast<vitrt_status_t>(static_cast<int>(st.code())), st.message());
 }
 
-vitrt_status_t fail(vitrt_status_t code, const std::string& message) {
+vitrt_status_t fail(vitrt_status_t code, const char* message) noexcept {
   try {
     g_last_error = message;
   } catch (...) {
+    g_last_error.clear();  // no memory for the message: an empty one rather than a stale one
   }
   return code;
+}
+
+vitrt_status_t fail(vitrt_status_t code, const std::string& message) noexcept {
+  return fail(code, message.c_str());
 }
 
 void copy_shape(const Shape& s, int32_t* rank, int64_t* dims) {
@@ -58,16 +63,18 @@ int vitrt_exit_code(vitrt_status_t status) {
 }
 
 vitrt_status_t vitrt_get_input_limits(vitrt_input_limits_t* limits) {
-  if (vitrt_status_t st = check_info(limits, "vitrt_get_input_limits")) return st;
-  vitrt_input_limits_t l = {};
-  l.struct_size = sizeof l;
-  l.max_image_file_bytes = vitrt::kMaxImageFileBytes;
-  l.max_image_pixels = vitrt::kMaxImagePixels;
-  l.max_png_side = vitrt::kMaxPngSide;
-  l.max_jpeg_scans = vitrt::kMaxJpegScans;
-  l.max_image_decode_bytes = vitrt::kMaxImageDecodeBytes;
-  l.max_npy_file_bytes = vitrt::kMaxNpyFileBytes;
-  return copy_info(l, limits);
+  return guarded([&] {
+    if (vitrt_status_t st = check_info(limits, "vitrt_get_input_limits")) return st;
+    vitrt_input_limits_t l = {};
+    l.struct_size = sizeof l;
+    l.max_image_file_bytes = vitrt::kMaxImageFileBytes;
+    l.max_image_pixels = vitrt::kMaxImagePixels;
+    l.max_png_side = vitrt::kMaxPngSide;
+    l.max_jpeg_scans = vitrt::kMaxJpegScans;
+    l.max_image_decode_bytes = vitrt::kMaxImageDecodeBytes;
+    l.max_npy_file_bytes = vitrt::kMaxNpyFileBytes;
+    return copy_info(l, limits);
+  });
 }
 
 }  // extern "C"

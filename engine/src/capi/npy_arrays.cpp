@@ -42,12 +42,13 @@ const float* vitrt_array_data(const vitrt_array_t* array) {
 }
 
 vitrt_status_t vitrt_npy_write(const char* path, const float* data, const int64_t* dims, int32_t rank) {
-  if (!path || (!dims && rank > 0)) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_npy_write: null argument");
-  if (rank < 0 || rank > vitrt::kMaxNpyDims)
-    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_npy_write: '" + std::string(path) + "': rank " +
-                                                std::to_string(rank) + " outside 0.." +
-                                                std::to_string(vitrt::kMaxNpyDims));
   return guarded([&] {
+    if (!path || (!dims && rank > 0))
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_npy_write: null argument");
+    if (rank < 0 || rank > vitrt::kMaxNpyDims)
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_npy_write: '" + std::string(path) + "': rank " +
+                                                  std::to_string(rank) + " outside 0.." +
+                                                  std::to_string(vitrt::kMaxNpyDims));
     std::vector<int64_t> shape(dims, dims + rank);
     uint64_t elements = 1;
     for (int64_t d : shape) {

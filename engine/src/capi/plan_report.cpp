@@ -39,90 +39,98 @@ vitrt_status_t check_step(const vitrt::Session& s, int32_t step, const char* fun
 extern "C" {
 
 vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan_info_t* info) {
-  if (vitrt_status_t st = check_info(info, "vitrt_session_get_plan")) return st;
-  if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_plan: null session");
-  const vitrt::Session& s = *session->session;
-  const vitrt::MemoryReport& m = s.memory();
-  vitrt_plan_info_t r = {};
-  r.struct_size = sizeof r;
-  r.backend = s.backend_name();
-  r.max_batch = static_cast<int32_t>(s.options().max_batch);
-  r.num_steps = static_cast<int32_t>(s.graph().nodes.size());
-  r.num_passes = static_cast<int32_t>(s.pass_report().size());
-  r.weight_bytes = m.weight_bytes;
-  r.activation_bytes = m.activation_bytes;
-  r.activation_lower_bound = m.activation_lower_bound;
-  r.workspace_bytes = m.workspace_bytes;
-  r.persistent_bytes = m.persistent_bytes;
-  r.profiled_runs = s.profiled_runs();
-  return copy_info(r, info);
+  return guarded([&] {
+    if (vitrt_status_t st = check_info(info, "vitrt_session_get_plan")) return st;
+    if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_plan: null session");
+    const vitrt::Session& s = *session->session;
+    const vitrt::MemoryReport& m = s.memory();
+    vitrt_plan_info_t r = {};
+    r.struct_size = sizeof r;
+    r.backend = s.backend_name();
+    r.max_batch = static_cast<int32_t>(s.options().max_batch);
+    r.num_steps = static_cast<int32_t>(s.graph().nodes.size());
+    r.num_passes = static_cast<int32_t>(s.pass_report().size());
+    r.weight_bytes = m.weight_bytes;
+    r.activation_bytes = m.activation_bytes;
+    r.activation_lower_bound = m.activation_lower_bound;
+    r.workspace_bytes = m.workspace_bytes;
+    r.persistent_bytes = m.persistent_bytes;
+    r.profiled_runs = s.profiled_runs();
+    return copy_info(r, info);
+  });
 }
 
 vitrt_status_t vitrt_session_get_pass(const vitrt_session_t* session, int32_t index,
                                       vitrt_pass_info_t* info) {
-  if (vitrt_status_t st = check_info(info, "vitrt_session_get_pass")) return st;
-  if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_pass: null session");
-  const auto& passes = session->session->pass_report();
-  if (index < 0 || static_cast<size_t>(index) >= passes.size())
-    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_pass: pass " + std::to_string(index) +
-                                                " outside 0.." + std::to_string(passes.size()) +
-                                                " (exclusive)");
-  const vitrt::PassReport& p = passes[index];
-  vitrt_pass_info_t r = {};
-  r.struct_size = sizeof r;
-  r.name = p.name.c_str();
-  r.ran = p.ran;
-  r.modified = p.modified;
-  r.ops_after = static_cast<int32_t>(p.ops_after);
-  return copy_info(r, info);
+  return guarded([&] {
+    if (vitrt_status_t st = check_info(info, "vitrt_session_get_pass")) return st;
+    if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_pass: null session");
+    const auto& passes = session->session->pass_report();
+    if (index < 0 || static_cast<size_t>(index) >= passes.size())
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_pass: pass " + std::to_string(index) +
+                                                  " outside 0.." + std::to_string(passes.size()) +
+                                                  " (exclusive)");
+    const vitrt::PassReport& p = passes[index];
+    vitrt_pass_info_t r = {};
+    r.struct_size = sizeof r;
+    r.name = p.name.c_str();
+    r.ran = p.ran;
+    r.modified = p.modified;
+    r.ops_after = static_cast<int32_t>(p.ops_after);
+    return copy_info(r, info);
+  });
 }
 
 vitrt_status_t vitrt_session_get_step(const vitrt_session_t* session, int32_t step, vitrt_step_info_t* info) {
-  if (vitrt_status_t st = check_info(info, "vitrt_session_get_step")) return st;
-  if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step: null session");
-  const vitrt::Session& s = *session->session;
-  if (vitrt_status_t st = check_step(s, step, "vitrt_session_get_step")) return st;
-  const vitrt::Node& n = s.graph().nodes[step];
-  vitrt_step_info_t r = {};
-  r.struct_size = sizeof r;
-  r.op = vitrt::op_type_name(n.type);
-  r.name = n.name.c_str();
-  r.num_outputs = static_cast<int32_t>(n.outputs.size());
-  const auto& seconds = s.step_seconds();
-  r.seconds = static_cast<size_t>(step) < seconds.size() ? seconds[step] : 0.0;
-  return copy_info(r, info);
+  return guarded([&] {
+    if (vitrt_status_t st = check_info(info, "vitrt_session_get_step")) return st;
+    if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step: null session");
+    const vitrt::Session& s = *session->session;
+    if (vitrt_status_t st = check_step(s, step, "vitrt_session_get_step")) return st;
+    const vitrt::Node& n = s.graph().nodes[step];
+    vitrt_step_info_t r = {};
+    r.struct_size = sizeof r;
+    r.op = vitrt::op_type_name(n.type);
+    r.name = n.name.c_str();
+    r.num_outputs = static_cast<int32_t>(n.outputs.size());
+    const auto& seconds = s.step_seconds();
+    r.seconds = static_cast<size_t>(step) < seconds.size() ? seconds[step] : 0.0;
+    return copy_info(r, info);
+  });
 }
 
 vitrt_status_t vitrt_session_get_step_output(const vitrt_session_t* session, int32_t step, int32_t output,
                                              vitrt_tensor_info_t* info) {
-  if (vitrt_status_t st = check_info(info, "vitrt_session_get_step_output")) return st;
-  if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step_output: null session");
-  const vitrt::Session& s = *session->session;
-  if (vitrt_status_t st = check_step(s, step, "vitrt_session_get_step_output")) return st;
-  const vitrt::Graph& g = s.graph();
-  const vitrt::Node& n = g.nodes[step];
-  if (output < 0 || static_cast<size_t>(output) >= n.outputs.size())
-    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step_output: output " +
-                                                std::to_string(output) + " outside 0.." +
-                                                std::to_string(n.outputs.size()) + " (exclusive) of step " +
-                                                std::to_string(step) + " ('" + n.name + "')");
-  const int32_t t = n.outputs[output];
-  const vitrt::TensorPlacement& p = s.placements()[t];
-  vitrt_tensor_info_t r = {};
-  r.struct_size = sizeof r;
-  r.name = g.tensors[t].name.c_str();
-  r.index = t;
-  copy_shape(s.tensor_shape(t), &r.rank, r.dims);
-  r.arena = arena_name(p.arena);
-  r.offset = p.offset;
-  r.bytes = p.bytes;
-  r.first_step = p.life.first;
-  r.last_step = p.life.last;
-  r.inplace_of = s.inplace_of(t);
-  r.inplace_of_name = r.inplace_of >= 0 ? g.tensors[r.inplace_of].name.c_str() : nullptr;
-  // Without preserve_intermediates a tensor's arena block is reused by later steps: its pointer would lie.
-  r.data = s.options().preserve_intermediates ? s.tensor_data(t) : nullptr;
-  return copy_info(r, info);
+  return guarded([&] {
+    if (vitrt_status_t st = check_info(info, "vitrt_session_get_step_output")) return st;
+    if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step_output: null session");
+    const vitrt::Session& s = *session->session;
+    if (vitrt_status_t st = check_step(s, step, "vitrt_session_get_step_output")) return st;
+    const vitrt::Graph& g = s.graph();
+    const vitrt::Node& n = g.nodes[step];
+    if (output < 0 || static_cast<size_t>(output) >= n.outputs.size())
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_step_output: output " +
+                                                  std::to_string(output) + " outside 0.." +
+                                                  std::to_string(n.outputs.size()) + " (exclusive) of step " +
+                                                  std::to_string(step) + " ('" + n.name + "')");
+    const int32_t t = n.outputs[output];
+    const vitrt::TensorPlacement& p = s.placements()[t];
+    vitrt_tensor_info_t r = {};
+    r.struct_size = sizeof r;
+    r.name = g.tensors[t].name.c_str();
+    r.index = t;
+    copy_shape(s.tensor_shape(t), &r.rank, r.dims);
+    r.arena = arena_name(p.arena);
+    r.offset = p.offset;
+    r.bytes = p.bytes;
+    r.first_step = p.life.first;
+    r.last_step = p.life.last;
+    r.inplace_of = s.inplace_of(t);
+    r.inplace_of_name = r.inplace_of >= 0 ? g.tensors[r.inplace_of].name.c_str() : nullptr;
+    // Without preserve_intermediates a tensor's arena block is reused by later steps: its pointer would lie.
+    r.data = s.options().preserve_intermediates ? s.tensor_data(t) : nullptr;
+    return copy_info(r, info);
+  });
 }
 
 vitrt_status_t vitrt_session_reset_profile(vitrt_session_t* session) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "onnx_build.h"
 #include "onnx_test_util.h"
 
 namespace fs = std::filesystem;
@@ -35,27 +36,10 @@ struct TempDir {
 };
 
 onnx::TensorProto float_tensor(const std::string& name, std::vector<int64_t> dims, float base) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t.add_dims(d);
-    n *= d;
-  }
-  for (int64_t i = 0; i < n; ++i) t.add_float_data(base + 0.01f * static_cast<float>((i * 7) % 13));
-  return t;
+  return test::pattern_tensor(name, std::move(dims), base);
 }
 
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                          std::vector<std::string> out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + out[0]);
-  for (auto& s : in) n->add_input(s);
-  for (auto& s : out) n->add_output(s);
-  return n;
-}
+using test::add_node;
 
 // image [B,3,8,8] -> Conv 2x3x2x2 stride 2 -> Relu -> GlobalAveragePool -> Flatten -> Gemm (5 classes).
 onnx::ModelProto tiny_model(int64_t opset = 17) {

@@ -349,7 +349,9 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
   if (op == "Shape" || op == "Size") {
     const OnnxValue& s = *in[0];
     std::vector<SymDim> dims;
-    if (s.is_const)
+    if (s.pending_expand)
+      dims = s.expanded;
+    else if (s.is_const)
       for (int64_t d : s.shape) dims.push_back(SymDim::of(d));
     else
       dims = s.dims;
@@ -610,8 +612,10 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
     }
     OnnxValue* v;
     VITRT_RETURN_IF_ERROR(cx.input(n, i, &v));
-    // Shape and Size read only the shape; everything else folds only from constants.
-    if (!v->is_const && !(i == 0 && (op == "Shape" || op == "Size"))) return Status::Ok();
+    // Shape and Size read only the shape; everything else folds only from constants. An Expand to the batch
+    // (onnx_value.h) is no constant: its reader is lowered (or refused) instead.
+    const bool shape_only = i == 0 && (op == "Shape" || op == "Size");
+    if ((!v->is_const || v->pending_expand) && !shape_only) return Status::Ok();
     in.push_back(v);
   }
   // An Expand to a batch-dependent shape is no constant: the lowering keeps it for the Concat that reads it.

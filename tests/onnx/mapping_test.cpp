@@ -204,3 +204,25 @@ TEST_CASE("an Expand to the batch read by a Concat (a class token)") {
     return s;
   });
 }
+
+TEST_CASE(
+    "an Expand to the batch read by anything but Concat is refused, never folded with the wrong shape") {
+  for (const char* reader : {"Relu", "Neg"}) {
+    CAPTURE(reader);
+    onnx::ModelProto m = test::model_with_input({2, 4}, 17);
+    auto* g = m.mutable_graph();
+    *g->add_initializer() = test::pattern_tensor("tok", {1, 1, 4}, 0.5f);
+    add_node(g, "Shape", {"x"}, {"s"});
+    constant(g, "idx", test::int_tensor("", {1}, {0}));
+    set_int(add_node(g, "Gather", {"s", "idx"}, {"b"}), "axis", 0);
+    constant(g, "rest", test::int_tensor("", {2}, {1, 1}));
+    set_int(add_node(g, "Concat", {"b", "rest"}, {"shape"}), "axis", 0);
+    add_node(g, "Expand", {"tok", "shape"}, {"toks"});
+    add_node(g, reader, {"toks"}, {"y"});
+    Graph ir;
+    std::string log;
+    const Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &ir, &log);
+    CHECK(st.code() == StatusCode::kUnsupported);
+    CHECK(st.message().find("Expand") != std::string::npos);
+  }
+}

@@ -56,6 +56,12 @@ class ImportContext {
   bool is_graph_output(const std::string& name) const;
   void consume(int node) { consumed_[node] = true; }
   bool consumed(int node) const { return consumed_[node]; }
+
+  // A model exported with a static batch N (torch.onnx.export without dynamic_axes): its input's first
+  // dimension was N in the file; 0 when it was symbolic. Reshape targets that start with N and constants of
+  // batch 1 concatenated to batch-carrying tensors are then read as the batch (docs/onnx.md).
+  int64_t static_batch() const { return static_batch_; }
+  void set_static_batch(int64_t n) { static_batch_ = n; }
   // The one node reading `name`, or -1 when there are none, several, or it is a graph output.
   int single_consumer(const std::string& name) const;
 
@@ -83,6 +89,7 @@ class ImportContext {
   std::vector<bool> consumed_;
   std::vector<std::string> outputs_;
   ExternalDataContext ext_;
+  int64_t static_batch_ = 0;
 };
 
 // Static int64 list from a constant (axes, pads, shape); bad_input naming `what` when it is not constant or

@@ -60,9 +60,12 @@ Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImpor
       const std::string label = "input '" + in.name() + "' dimension " + std::to_string(d);
       if (d == 0 && !o.static_input) {
         dims.push_back(SymDim::batch());
-        if (dim.has_dim_value() && dim.dim_value() != 1)
+        if (dim.has_dim_value()) {
+          cx.set_static_batch(dim.dim_value());
           *log += "onnx: " + label + " is " + std::to_string(dim.dim_value()) +
-                  " in the model; it becomes the batch\n";
+                  " in the model (exported with a static batch); it becomes the batch, and Reshape targets "
+                  "starting with it follow the batch\n";
+        }
         continue;
       }
       if (dim.has_dim_value()) {

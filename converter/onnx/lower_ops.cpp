@@ -456,14 +456,19 @@ Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
     return cx.unsupported_node(n, "the target shape is computed from data, not known at import");
   const bool allowzero = cx.attr_int(n, "allowzero", 0) != 0;
   const std::vector<SymDim> from = dims_of(*x);
+  std::vector<SymDim> spec = s->i;
+  // A static-batch export writes the batch into its reshape targets: there it is the batch.
+  if (cx.static_batch() && !spec.empty() && !from.empty() && spec[0] == SymDim::of(cx.static_batch()) &&
+      from[0] == SymDim::batch())
+    spec[0] = SymDim::batch();
   std::vector<int64_t> at[2];
   for (int b = 1; b <= 2; ++b) {
     std::vector<int64_t> target;
     int64_t total = 1, known = 1;
     int infer = -1;
     for (const SymDim& d : from) total *= d.at(b);
-    for (size_t d = 0; d < s->i.size(); ++d) {
-      int64_t v = s->i[d].at(b);
+    for (size_t d = 0; d < spec.size(); ++d) {
+      int64_t v = spec[d].at(b);
       if (v == 0 && !allowzero) {
         if (d >= from.size()) return cx.bad_node(n, "shape copies a dimension the input lacks");
         v = from[d].at(b);
@@ -472,14 +477,14 @@ Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
         if (infer >= 0) return cx.bad_node(n, "shape has two -1 dimensions");
         infer = static_cast<int>(d);
       } else if (v < 1) {
-        return cx.bad_node(n, "shape " + sym_dims_str(s->i) + " has a dimension below 1");
+        return cx.bad_node(n, "shape " + sym_dims_str(spec) + " has a dimension below 1");
       } else {
         known *= v;
       }
       target.push_back(v);
     }
     if (infer >= 0) {
-      if (total % known) return cx.bad_node(n, "cannot infer the -1 of " + sym_dims_str(s->i));
+      if (total % known) return cx.bad_node(n, "cannot infer the -1 of " + sym_dims_str(spec));
       target[infer] = total / known;
     }
     at[b - 1] = target;
@@ -576,10 +581,14 @@ Status lower_concat(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue out;
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kConcat, ConcatAttrs{axis}, ts, n.output(0), &out));
   for (const auto& e : expected)
-    for (int d = 0; d < rank; ++d)
-      if (d != axis && (static_cast<int>(e.size()) != rank || e[d] != out.dims[d]))
+    for (int d = 0; d < rank; ++d) {
+      // A static-batch export concatenates batch-1 constants (a class token) where the batch is.
+      const bool batch_one = cx.static_batch() && static_cast<int>(e.size()) == rank &&
+                             e[d] == SymDim::of(1) && out.dims[d] == SymDim::batch();
+      if (d != axis && !batch_one && (static_cast<int>(e.size()) != rank || e[d] != out.dims[d]))
         return cx.unsupported_node(n, "an input of shape " + sym_dims_str(e) + " would broadcast to " +
                                           sym_dims_str(out.dims) + " (no Expand op yet)");
+    }
   cx.set(n.output(0), std::move(out));
   return Status::Ok();
 }

@@ -6,7 +6,8 @@ Run by ctest (fixture `onnx_cases`):
     /usr/bin/python3 tools/reference/make_onnx_cases.py --out build/fixtures/onnx_cases
 
 Writes DIR/<case>/{model.pth, opset14.onnx, opset17.onnx, input.npy, logits_f32.npy} and DIR/manifest.json.
-The batch axis is exported dynamic (dynamic_axes), as vitrt keeps it.
+The batch axis is exported dynamic (dynamic_axes), as vitrt keeps it; deit_tiny_2layer also as exported without
+dynamic_axes (opset17_static_batch.onnx: batch 1 written into its shapes).
 """
 import argparse
 import json
@@ -23,12 +24,12 @@ import vitrt_reference as R  # noqa: E402
 OPSETS = (14, 17)
 
 
-def export(model, x, path, opset):
+def export(model, x, path, opset, dynamic=True):
+    axes = {"input": {0: "batch"}, "logits": {0: "batch"}} if dynamic else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, torch.from_numpy(x), path, opset_version=opset, input_names=["input"],
-                          output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
-                          do_constant_folding=True)
+                          output_names=["logits"], dynamic_axes=axes, do_constant_folding=True)
 
 
 def main():
@@ -51,13 +52,18 @@ def main():
         with torch.no_grad():
             logits = model(torch.from_numpy(x)).numpy().astype(np.float32)
         R.save_in_container(os.path.join(d, "model.pth"), R.clone_state_dict(model), "raw")
+        onnx_files = {}
         for opset in OPSETS:
             export(model, x, os.path.join(d, f"opset{opset}.onnx"), opset)
+            onnx_files[str(opset)] = f"{name}/opset{opset}.onnx"
+        if name == "deit_tiny_2layer":  # as exported without dynamic_axes: batch 1 written into the graph
+            export(model, x[:1], os.path.join(d, "opset17_static_batch.onnx"), 17, dynamic=False)
+            onnx_files["17 static batch"] = f"{name}/opset17_static_batch.onnx"
         np.save(os.path.join(d, "input.npy"), x)
         np.save(os.path.join(d, "logits_f32.npy"), logits)
         cases[name] = dict(checkpoint=f"{name}/model.pth", input=f"{name}/input.npy",
                            logits=f"{name}/logits_f32.npy",
-                           onnx={str(o): f"{name}/opset{o}.onnx" for o in OPSETS})
+                           onnx=onnx_files)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(dict(cases=cases), f, indent=1, sort_keys=True)
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/lavit_attention_simd.h"
 
 namespace vitrt {
@@ -47,18 +48,10 @@ inline float hmax(const VF<A>& v) {
 template <class A, int R, int V, class St>
 inline void bcast_tile(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kn, const St& st) {
   using B = VF<A>;
-  constexpr int W = B::size;
   B acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = B(0.0f);
-  for (int64_t t = 0; t < kn; ++t) {
-    B bv[V];
-    for (int v = 0; v < V; ++v) bv[v] = B::load_unaligned(b + t * ldb + v * W);
-    for (int r = 0; r < R; ++r) {
-      const B av(a[r * lda + t]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
-    }
-  }
+  fma_tile<XsimdOps<A>, R, V>(acc, a, lda, 1, b, ldb, kn);
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) st(r, v, acc[r][v]);
 }
@@ -96,14 +89,7 @@ inline void pv_tile(const float* p, int64_t ldp, const float* v, int64_t vs, int
   B acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < V; ++c) acc[r][c] = B(0.0f);
-  for (int64_t j = 0; j < nk; ++j) {
-    B vv[V];
-    for (int c = 0; c < V; ++c) vv[c] = B::load_unaligned(v + j * vs + c * W);
-    for (int r = 0; r < R; ++r) {
-      const B pv(p[r * ldp + j]);
-      for (int c = 0; c < V; ++c) acc[r][c] = xsimd::fma(pv, vv[c], acc[r][c]);
-    }
-  }
+  fma_tile<XsimdOps<A>, R, V>(acc, p, ldp, 1, v, vs, nk);
   for (int r = 0; r < R; ++r) {
     const B s(inv[r]);
     for (int c = 0; c < V; ++c) (acc[r][c] * s).store_unaligned(o + r * os + c * W);

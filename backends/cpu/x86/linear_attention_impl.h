@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y =
@@ -50,14 +51,7 @@ inline void la_gemm_tile(const float* a, int64_t ars, int64_t acs, const float* 
   B acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? B::load_unaligned(c + r * ldc + v * W) : B(0.0f);
-  for (int64_t t = 0; t < k; ++t) {
-    B bv[V];
-    for (int v = 0; v < V; ++v) bv[v] = B::load_unaligned(b + t * ldb + v * W);
-    for (int r = 0; r < R; ++r) {
-      const B av(a[r * ars + t * acs]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
-    }
-  }
+  fma_tile<XsimdOps<A>, R, V>(acc, a, ars, acs, b, ldb, k);
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v].store_unaligned(c + r * ldc + v * W);
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/packed_gemm.h"
 
@@ -61,16 +62,7 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = T::loadn(c + r * ldc + v * W, valid[v]);
   }
-  const float* a = p.a + row0 * p.lda + k0;
-  const float* b = p.b + k0 * NR;
-  for (int64_t k = 0; k < kc; ++k) {
-    V bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = T::load(b + k * NR + v * W);
-    for (int r = 0; r < R; ++r) {
-      const V av = T::set1(a[r * p.lda + k]);
-      for (int v = 0; v < NV; ++v) acc[r][v] = T::fma(av, bv[v], acc[r][v]);
-    }
-  }
+  fma_tile<T, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
   if (last && p.residual) {
     const float* res = p.residual + row0 * p.ldr;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/simd.h"
 
@@ -190,14 +191,7 @@ inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, 
   B acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = B(0.0f);
-  for (int64_t t = 0; t < d; ++t) {
-    B kv[V];
-    for (int v = 0; v < V; ++v) kv[v] = B::load_unaligned(kt + t * np + v * W);
-    for (int r = 0; r < R; ++r) {
-      const B qv(q[r * qs + t]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(qv, kv[v], acc[r][v]);
-    }
-  }
+  fma_tile<XsimdOps<A>, R, V>(acc, q, qs, 1, kt, np, d);
   const B sc(scale);
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) (acc[r][v] * sc).store_unaligned(s + r * ss + v * W);
@@ -222,14 +216,7 @@ inline void pv_tile(const float* p, int64_t ps, const float* vsrc, int64_t vs, i
   B acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = B::load_unaligned(o + r * os + v * W);
-  for (int64_t j = 0; j < n; ++j) {
-    B vv[V];
-    for (int v = 0; v < V; ++v) vv[v] = B::load_unaligned(vsrc + j * vs + v * W);
-    for (int r = 0; r < R; ++r) {
-      const B pv(p[r * ps + j]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(pv, vv[v], acc[r][v]);
-    }
-  }
+  fma_tile<XsimdOps<A>, R, V>(acc, p, ps, 1, vsrc, vs, n);
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v].store_unaligned(o + r * os + v * W);
 }

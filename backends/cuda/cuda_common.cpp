@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "ops/op_registry.h"
+#include "backends/operand_check.h"
 
 namespace vitrt {
 namespace cuda {
@@ -121,33 +121,22 @@ Status CudaKernel::run(const KernelArgs& args) {
   if (args.num_src < 0 || args.num_src > kMaxOpInputs || args.num_src > num_src_)
     return fail("bad number of inputs");
   if (args.num_dst != num_dst_) return fail("bad number of outputs");
-  const Shape* shapes[kMaxOpInputs] = {};
+  const Status checked = check_float32_run(node_, args);
+  if (!checked.ok()) return fail(checked.message());
+  // What this kernel's device buffers, allocated for the plan, can take.
   for (int i = 0; i < args.num_src; ++i) {
     const TensorRef* t = args.src[i];
     if (!t) continue;
     if (!present_[i]) return fail("input " + std::to_string(i) + " was absent at plan time");
-    if (!t->data && t->numel() != 0) return fail("input " + std::to_string(i) + " has no data");
-    if (t->dtype != DType::kFloat32) return fail("input " + std::to_string(i) + " is not float32");
     if (constant_[i] && t->shape != planned_src_[i])
       return fail("weight " + std::to_string(i) + " shape " + t->shape.str() + " differs from the plan");
     if (static_cast<size_t>(t->numel()) > src_buf_[i].size())
       return fail("input " + std::to_string(i) + " " + t->shape.str() + " is larger than planned " +
                   planned_src_[i].str());
-    shapes[i] = &t->shape;
   }
-  for (int o = 0; o < args.num_dst; ++o) {
-    if (!args.dst[o] || !args.dst[o]->data) return fail("missing output " + std::to_string(o));
-    if (args.dst[o]->dtype != DType::kFloat32) return fail("output " + std::to_string(o) + " is not float32");
+  for (int o = 0; o < args.num_dst; ++o)
     if (static_cast<size_t>(args.dst[o]->numel()) > dst_buf_[o].size())
       return fail("output " + std::to_string(o) + " is larger than planned");
-  }
-  Shape want[kMaxOpOutputs];
-  Status s = infer_node_shapes(node_, shapes, args.num_src, want);
-  if (!s.ok()) return fail("run-time shapes rejected: " + s.message());
-  for (int o = 0; o < args.num_dst; ++o)
-    if (want[o] != args.dst[o]->shape)
-      return fail("output " + std::to_string(o) + " shape " + args.dst[o]->shape.str() +
-                  " does not match the inputs (expected " + want[o].str() + ")");
 
   VITRT_CUDA_CHECK(cudaSetDevice(ctx_->device()), label_);
   cudaStream_t st = stream();

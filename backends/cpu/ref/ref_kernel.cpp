@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "ops/op_registry.h"
+#include "backends/operand_check.h"
 
 namespace vitrt {
 namespace ref {
@@ -31,27 +31,8 @@ Status RefKernel::check_workspace(const KernelArgs& args, int64_t floats) const 
 }
 
 Status RefKernel::run(const KernelArgs& args) {
-  if (args.num_src < 0 || args.num_src > kMaxOpInputs) return fail("bad number of inputs");
-  if (args.num_dst < 1 || !args.dst[0] || !args.dst[0]->data) return fail("missing output");
-  const Shape* shapes[kMaxOpInputs] = {};
-  for (int i = 0; i < args.num_src; ++i) {
-    const TensorRef* t = args.src[i];
-    if (!t) continue;
-    if (!t->data && t->numel() != 0) return fail("input " + std::to_string(i) + " has no data");
-    if (t->dtype != DType::kFloat32) return fail("input " + std::to_string(i) + " is not float32");
-    shapes[i] = &t->shape;
-  }
-  for (int o = 0; o < args.num_dst; ++o) {
-    if (!args.dst[o] || !args.dst[o]->data) return fail("missing output " + std::to_string(o));
-    if (args.dst[o]->dtype != DType::kFloat32) return fail("output " + std::to_string(o) + " is not float32");
-  }
-  Shape want[kMaxOpOutputs];
-  Status s = infer_node_shapes(node_, shapes, args.num_src, want);
-  if (!s.ok()) return fail("run-time shapes rejected: " + s.message());
-  for (int o = 0; o < args.num_dst; ++o)
-    if (want[o] != args.dst[o]->shape)
-      return fail("output " + std::to_string(o) + " shape " + args.dst[o]->shape.str() +
-                  " does not match the inputs (expected " + want[o].str() + ")");
+  const Status checked = check_float32_run(node_, args);
+  if (!checked.ok()) return fail(checked.message());
   return compute(args);
 }
 

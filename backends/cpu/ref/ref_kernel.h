@@ -17,8 +17,8 @@ class RefKernel : public Kernel {
  public:
   explicit RefKernel(const KernelPlan& plan);
 
-  // Validates operands (presence, dtype, data, shapes consistent with the op's shape inference), then
-  // computes.
+  // Validates operands (check_float32_run in backends/operand_check.h: presence, dtype, data, shapes
+  // consistent with the op's shape inference), then computes.
   Status run(const KernelArgs& args) final;
 
  protected:

@@ -6,6 +6,8 @@
 #include <string>
 #include <variant>
 
+#include "ops/softmax_attention_layout.h"
+
 namespace vitrt {
 namespace cuda {
 
@@ -31,11 +33,10 @@ bool cuda_supports_node(const Node& node) {
     case OpType::kSoftmaxAttention: {
       const SoftmaxAttentionAttrs* a = std::get_if<SoftmaxAttentionAttrs>(&node.attrs);
       if (!a || a->num_heads < 1) return false;
-      if (a->inputs != AttentionInputs::kSeparate && a->inputs != AttentionInputs::kQkvPacked &&
-          a->inputs != AttentionInputs::kQKvPacked)
-        return false;
+      const int layout_inputs = softmax_attention_layout_inputs(a->inputs);
+      if (layout_inputs == 0) return false;  // unknown layout
       // Not yet: the score bias input and the score export output (LaViT).
-      const size_t nb = static_cast<size_t>(attention_layout_inputs(a->inputs));
+      const size_t nb = static_cast<size_t>(layout_inputs);
       if (node.inputs.size() < nb) return false;
       for (size_t i = nb; i < node.inputs.size(); ++i)
         if (node.inputs[i] != kAbsent) return false;
@@ -105,67 +106,6 @@ Status plan_broadcast(const Shape& a, const Shape& b, const Shape& y, BroadcastP
   }
   (void)sy;
   *out = p;
-  return Status::Ok();
-}
-
-int attention_layout_inputs(AttentionInputs layout) {
-  return layout == AttentionInputs::kSeparate ? 3 : layout == AttentionInputs::kQkvPacked ? 1 : 2;
-}
-
-Status locate_attention(const SoftmaxAttentionAttrs& attrs, const Shape* const* src, int num_src,
-                        AttentionOperands* out) {
-  AttentionOperands o;
-  const int nb = attention_layout_inputs(attrs.inputs);
-  if (num_src < nb) return bad_input("SoftmaxAttention: needs " + std::to_string(nb) + " inputs");
-  for (int i = 0; i < nb; ++i)
-    if (!src[i] || src[i]->rank != 3) return bad_input("SoftmaxAttention: inputs must be [B,N,C]");
-  const Shape& a = *src[0];
-  o.batch = a[0];
-  o.nq = a[1];
-  o.heads = attrs.num_heads;
-  if (o.heads < 1) return bad_model("SoftmaxAttention: num_heads must be >= 1");
-  if (attrs.inputs == AttentionInputs::kQkvPacked) {
-    if (a[2] % 3 != 0) return bad_input("SoftmaxAttention: qkv channels not a multiple of 3");
-    o.c = a[2] / 3;
-    o.nk = o.nq;
-    o.q_src = o.k_src = o.v_src = 0;
-    o.q_off = 0;
-    o.k_off = o.c;
-    o.v_off = 2 * o.c;
-    o.q_stride = o.k_stride = o.v_stride = 3 * o.c;
-    o.q_batch = o.k_batch = o.v_batch = o.nq * 3 * o.c;
-  } else if (attrs.inputs == AttentionInputs::kQKvPacked) {
-    const Shape& kv = *src[1];
-    o.c = a[2];
-    if (kv[0] != o.batch || kv[2] != 2 * o.c) return bad_input("SoftmaxAttention: kv must be [B,Nk,2C]");
-    o.nk = kv[1];
-    o.q_src = 0;
-    o.k_src = o.v_src = 1;
-    o.q_off = o.k_off = 0;
-    o.v_off = o.c;
-    o.q_stride = o.c;
-    o.k_stride = o.v_stride = 2 * o.c;
-    o.q_batch = o.nq * o.c;
-    o.k_batch = o.v_batch = o.nk * 2 * o.c;
-  } else if (attrs.inputs == AttentionInputs::kSeparate) {
-    const Shape& k = *src[1];
-    const Shape& v = *src[2];
-    o.c = a[2];
-    if (k[0] != o.batch || v[0] != o.batch || k[2] != o.c || v[2] != o.c || v[1] != k[1])
-      return bad_input("SoftmaxAttention: k and v must be [B,Nk,C]");
-    o.nk = k[1];
-    o.q_src = 0;
-    o.k_src = 1;
-    o.v_src = 2;
-    o.q_stride = o.k_stride = o.v_stride = o.c;
-    o.q_batch = o.nq * o.c;
-    o.k_batch = o.v_batch = o.nk * o.c;
-  } else {
-    return bad_model("SoftmaxAttention: unknown input layout");
-  }
-  if (o.c % o.heads != 0) return bad_input("SoftmaxAttention: channels not divisible by num_heads");
-  o.head_dim = o.c / o.heads;
-  *out = o;
   return Status::Ok();
 }
 

@@ -3,8 +3,8 @@
 #pragma once
 // The host-side planning of the CUDA kernels, kept free of CUDA headers so that it is unit-tested on machines
 // without a GPU (tests/cuda): which nodes the backend supports, the cuBLAS arguments of Linear, the broadcast
-// plan of Add/Mul (whose index arithmetic the device kernel shares through VITRT_HD), and where Q, K and V sit
-// for each SoftmaxAttention input layout.
+// plan of Add/Mul (whose index arithmetic the device kernel shares through VITRT_HD). Where Q, K and V of a
+// SoftmaxAttention sit is the op's own layout decoder (ops/softmax_attention_layout.h).
 #include <cstdint>
 
 #include "common/status.h"
@@ -60,21 +60,6 @@ VITRT_HD inline void broadcast_offsets(const BroadcastPlan& p, int64_t i, int64_
   *oa = a;
   *ob = b;
 }
-
-// Where Q, K and V of a SoftmaxAttention sit: element offsets from the start of source tensor q_src/k_src/v_src,
-// strides between tokens and between batch items, all in floats (AttentionInputs in ir/op_attrs.h).
-struct AttentionOperands {
-  int q_src = 0, k_src = 0, v_src = 0;
-  int64_t q_off = 0, k_off = 0, v_off = 0;
-  int64_t q_stride = 0, k_stride = 0, v_stride = 0;
-  int64_t q_batch = 0, k_batch = 0, v_batch = 0;
-  int64_t batch = 0, nq = 0, nk = 0, c = 0, heads = 0, head_dim = 0;
-};
-// Number of inputs the layout itself takes (a score bias would follow them).
-int attention_layout_inputs(AttentionInputs layout);
-// From the (run-time or planned) input shapes; fails on shapes the layout cannot have.
-Status locate_attention(const SoftmaxAttentionAttrs& attrs, const Shape* const* src, int num_src,
-                        AttentionOperands* out);
 
 }  // namespace cuda
 }  // namespace vitrt

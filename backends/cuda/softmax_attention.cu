@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "backends/cuda/host_plan.h"
 #include "backends/cuda/softmax_attention.cuh"
+#include "backends/operand_check.h"
+#include "ops/softmax_attention_layout.h"
 
 namespace vitrt {
 namespace cuda {
@@ -22,8 +24,9 @@ __device__ __forceinline__ float warp_sum(float v) {
 // D: head_dim rounded up to a multiple of 32 (each lane owns D/32 output columns), TK: keys per tile (<= 32).
 template <int D, int TK>
 __global__ void __launch_bounds__(kQueriesPerBlock * 32)
-    flash_attention_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                           float* __restrict__ out, const AttentionOperands o, const float scale) {
+    flash_attention_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                           const float* __restrict__ v, float* __restrict__ out,
+                           const SoftmaxAttentionLayout o, const float scale) {
   constexpr int R = D / 32;
   __shared__ float ks[TK][D + 1];  // padded: lane j reads row j, conflict-free
   __shared__ float vs[TK][D];
@@ -86,7 +89,7 @@ __global__ void __launch_bounds__(kQueriesPerBlock * 32)
 }
 
 template <int D, int TK>
-void launch_flash(const float* q, const float* k, const float* v, float* out, const AttentionOperands& o,
+void launch_flash(const float* q, const float* k, const float* v, float* out, const SoftmaxAttentionLayout& o,
                   float scale, cudaStream_t st) {
   const dim3 grid(static_cast<unsigned>((o.nq + kQueriesPerBlock - 1) / kQueriesPerBlock),
                   static_cast<unsigned>(o.heads), static_cast<unsigned>(o.batch));
@@ -101,10 +104,9 @@ class SoftmaxAttentionKernel final : public CudaKernel {
  protected:
   Status launch(const KernelArgs& dev) override {
     const Shape* shapes[kMaxOpInputs] = {};
-    for (int i = 0; i < dev.num_src; ++i)
-      if (dev.src[i]) shapes[i] = &dev.src[i]->shape;
-    AttentionOperands o;
-    Status s = locate_attention(a_, shapes, dev.num_src, &o);
+    run_src_shapes(dev, shapes);
+    SoftmaxAttentionLayout o;
+    Status s = decode_softmax_attention_layout(a_, shapes, dev.num_src, &o);
     if (!s.ok()) return fail(s.message());
     if (o.head_dim > kMaxAttentionHeadDim) return fail("head_dim above " + std::to_string(kMaxAttentionHeadDim));
     if (o.batch == 0 || o.nq == 0 || o.head_dim == 0) return Status::Ok();
@@ -136,10 +138,9 @@ Status create_softmax_attention(const std::shared_ptr<CudaContext>& ctx, const K
   const SoftmaxAttentionAttrs& a = std::get<SoftmaxAttentionAttrs>(plan.node->attrs);
   const std::string where = "SoftmaxAttention '" + plan.node->name + "'";
   const Shape* shapes[kMaxOpInputs] = {};
-  for (int i = 0; i < plan.num_src; ++i)
-    if (plan.src_tensors[i] || plan.src_shapes[i].rank > 0) shapes[i] = &plan.src_shapes[i];
-  AttentionOperands o;
-  Status s = locate_attention(a, shapes, plan.num_src, &o);
+  planned_src_shapes(plan, shapes);
+  SoftmaxAttentionLayout o;
+  Status s = decode_softmax_attention_layout(a, shapes, plan.num_src, &o);
   if (!s.ok()) return bad_model(where + ": " + s.message());
   if (o.head_dim > kMaxAttentionHeadDim)
     return unsupported(where + ": head_dim " + std::to_string(o.head_dim) + " is above " +

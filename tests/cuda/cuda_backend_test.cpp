@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The CUDA backend. Everywhere: create_cuda_backend fails cleanly without a GPU, and the host-side planning
-// (supported ops, cuBLAS arguments of Linear, broadcast plans, attention operand layouts) is checked against
-// host emulations and the reference backend. With a GPU: every PyTorch op case of a supported op runs on the
-// "cuda" backend (poisoned outputs, full and smaller batch, twice) and is compared with the float64 expectation
-// and with the reference backend; every other op must be refused with a clear "not supported" Status.
+// (supported ops, cuBLAS arguments of Linear, broadcast plans, and the attention layout its kernel indexes
+// by) is checked against host emulations and the reference backend. With a GPU: every PyTorch op case of a
+// supported op runs on the "cuda" backend (poisoned outputs, full and smaller batch, twice) and is compared
+// with the float64 expectation and with the reference backend; every other op must be refused with a clear
+// "not supported" Status.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -15,6 +16,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/host_plan.h"
 #include "ops/op_cases.h"
+#include "ops/softmax_attention_layout.h"
 
 namespace vitrt {
 namespace test {
@@ -66,8 +68,8 @@ bool cuda_implements(const OpCase& c) {
     case OpType::kMul:
       return true;
     case OpType::kSoftmaxAttention: {
-      const size_t nb =
-          static_cast<size_t>(cuda::attention_layout_inputs(std::get<SoftmaxAttentionAttrs>(c.attrs).inputs));
+      const size_t nb = static_cast<size_t>(
+          softmax_attention_layout_inputs(std::get<SoftmaxAttentionAttrs>(c.attrs).inputs));
       for (size_t i = nb; i < c.inputs.size(); ++i)
         if (c.inputs[i].present) return false;
       return true;
@@ -117,7 +119,7 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
   sa.num_heads = 3;
   for (AttentionInputs l : {AttentionInputs::kSeparate, AttentionInputs::kQkvPacked, AttentionInputs::kQKvPacked}) {
     sa.inputs = l;
-    const int nb = cuda::attention_layout_inputs(l);
+    const int nb = softmax_attention_layout_inputs(l);
     CHECK(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb)));
     Node absent_bias = make_node(OpType::kSoftmaxAttention, sa, nb);
     absent_bias.inputs.push_back(kAbsent);
@@ -229,7 +231,7 @@ TEST_CASE("cuda_supports_node agrees with the op cases' nodes") {
   MESSAGE("cuda supports ", yes, " op cases and refuses ", no);
 }
 
-TEST_CASE("locate_attention reads every layout like the reference (host emulation on the op cases)") {
+TEST_CASE("the SoftmaxAttention layout decoder places Q, K and V as the reference reads them (host emulation)") {
   if (!have_cases()) {
     MESSAGE("SKIPPED: VITRT_FIXTURE_DIR/op_cases not available");
     return;
@@ -246,8 +248,8 @@ TEST_CASE("locate_attention reads every layout like the reference (host emulatio
         shapes[i] = &c.inputs[i].tensor.shape;
         data[i] = c.inputs[i].tensor.data.data();
       }
-    cuda::AttentionOperands o;
-    Status s = cuda::locate_attention(a, shapes, static_cast<int>(c.inputs.size()), &o);
+    SoftmaxAttentionLayout o;
+    Status s = decode_softmax_attention_layout(a, shapes, static_cast<int>(c.inputs.size()), &o);
     REQUIRE_MESSAGE(s.ok(), s.message());
     // Plain float64 attention through the located operands, as the device kernel indexes them.
     std::vector<float> out(static_cast<size_t>(o.batch * o.nq * o.c));
@@ -278,7 +280,7 @@ TEST_CASE("locate_attention reads every layout like the reference (host emulatio
     ++checked;
   }
   CHECK(checked > 0);
-  MESSAGE("checked ", checked, " attention cases through locate_attention");
+  MESSAGE("checked ", checked, " attention cases through decode_softmax_attention_layout");
 }
 
 TEST_CASE("cuda backend matches PyTorch and the reference on every supported op case") {

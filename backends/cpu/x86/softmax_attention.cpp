@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 // Fused SoftmaxAttention: work items are (batch, head, block of 32 query rows), split over the threads,
 // reading Q, K and V in place in any of the three AttentionInputs layouts.
+// Where Q, K and V are comes from the op's layout decoder (ops/softmax_attention_layout.h).
 // - Plain: each item runs against all keys, kb keys at a time with an online softmax (simd_impl.h
 //   attention_block). No Nq x Nk matrix: the per-thread scratch is one Kᵀ block, one score block and the
 //   output accumulators, sized at plan time.
@@ -15,6 +16,8 @@
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/lavit_attention_simd.h"
 #include "backends/cpu/x86/x86_internal.h"
+#include "backends/operand_check.h"
+#include "ops/softmax_attention_layout.h"
 
 namespace vitrt {
 namespace x86 {
@@ -32,51 +35,20 @@ int64_t up16(int64_t x) {
   return (x + 15) / 16 * 16;
 }
 
-int layout_inputs(AttentionInputs layout) {
-  return layout == AttentionInputs::kSeparate ? 3 : layout == AttentionInputs::kQkvPacked ? 1 : 2;
-}
-
-// Where Q, K and V are in the run's inputs, for any layout.
+// Q, K and V of a run, located by the op's layout decoder (ops/softmax_attention_layout.h).
 struct Operands {
+  SoftmaxAttentionLayout l;
   const float *q = nullptr, *k = nullptr, *v = nullptr;
-  int64_t qs = 0, ks = 0, vs = 0;              // between tokens
-  int64_t qbatch = 0, kbatch = 0, vbatch = 0;  // between batch items
-  int64_t batch = 0, nq = 0, nk = 0, c = 0;
 };
 
-Operands locate(AttentionInputs layout, const KernelArgs& args) {
-  Operands o;
-  const TensorRef& src0 = *args.src[0];
-  o.batch = src0.shape[0];
-  o.nq = src0.shape[1];
-  o.q = src0.f32();
-  if (layout == AttentionInputs::kQkvPacked) {
-    o.c = src0.shape[2] / 3;
-    o.nk = o.nq;
-    o.k = o.q + o.c;
-    o.v = o.q + 2 * o.c;
-    o.qs = o.ks = o.vs = 3 * o.c;
-    o.qbatch = o.kbatch = o.vbatch = o.nq * 3 * o.c;
-  } else if (layout == AttentionInputs::kQKvPacked) {
-    const TensorRef& kv = *args.src[1];
-    o.c = src0.shape[2];
-    o.nk = kv.shape[1];
-    o.k = kv.f32();
-    o.v = o.k + o.c;
-    o.qs = o.c;
-    o.ks = o.vs = 2 * o.c;
-    o.qbatch = o.nq * o.c;
-    o.kbatch = o.vbatch = o.nk * 2 * o.c;
-  } else {
-    o.c = src0.shape[2];
-    o.nk = args.src[1]->shape[1];
-    o.k = args.src[1]->f32();
-    o.v = args.src[2]->f32();
-    o.qs = o.ks = o.vs = o.c;
-    o.qbatch = o.nq * o.c;
-    o.kbatch = o.vbatch = o.nk * o.c;
-  }
-  return o;
+Status locate(const SoftmaxAttentionAttrs& a, const KernelArgs& args, Operands* o) {
+  const Shape* shapes[kMaxOpInputs] = {};
+  run_src_shapes(args, shapes);
+  VITRT_RETURN_IF_ERROR(decode_softmax_attention_layout(a, shapes, args.num_src, &o->l));
+  o->q = args.src[o->l.q_src]->f32() + o->l.q_off;
+  o->k = args.src[o->l.k_src]->f32() + o->l.k_off;
+  o->v = args.src[o->l.v_src]->f32() + o->l.v_off;
+  return Status::Ok();
 }
 
 class AttentionKernel final : public ref::RefKernel {
@@ -93,8 +65,11 @@ class AttentionKernel final : public ref::RefKernel {
 
  protected:
   Status compute(const KernelArgs& args) override {
-    const Operands o = locate(a_.inputs, args);
-    const int64_t heads = a_.num_heads, d = o.c / heads, batch = o.batch, nq = o.nq, nk = o.nk, c = o.c;
+    Operands o;
+    const Status located = locate(a_, args, &o);
+    if (!located.ok()) return fail(located.message());
+    const SoftmaxAttentionLayout& l = o.l;
+    const int64_t heads = l.heads, d = l.head_dim, batch = l.batch, nq = l.nq, nk = l.nk, c = l.c;
     if (nq == 0 || batch == 0 || c == 0) return Status::Ok();
     float* out = args.dst[0]->f32();
     if (nk == 0) {
@@ -114,9 +89,9 @@ class AttentionKernel final : public ref::RefKernel {
     const float scale = a_.scale;
     ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
       AttnBlock blk;
-      blk.q_stride = o.qs;
-      blk.k_stride = o.ks;
-      blk.v_stride = o.vs;
+      blk.q_stride = l.q_stride;
+      blk.k_stride = l.k_stride;
+      blk.v_stride = l.v_stride;
       blk.nk = nk;
       blk.d = d;
       blk.kb = kb;
@@ -130,9 +105,9 @@ class AttentionKernel final : public ref::RefKernel {
         have = bh;
         const int64_t i0 = qbk * kQueryBlock;
         blk.nq = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
-        blk.q = o.q + b * o.qbatch + i0 * o.qs + h * d;
-        blk.k = o.k + b * o.kbatch + h * d;
-        blk.v = o.v + b * o.vbatch + h * d;
+        blk.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
+        blk.k = o.k + b * l.k_batch + h * d;
+        blk.v = o.v + b * l.v_batch + h * d;
         blk.out = out + (b * nq + i0) * c + h * d;
         t->attention_block(blk);
       }
@@ -160,9 +135,12 @@ class ScoredAttentionKernel final : public ref::RefKernel {
 
  protected:
   Status compute(const KernelArgs& args) override {
-    const Operands o = locate(a_.inputs, args);
-    const int64_t heads = a_.num_heads, d = o.c / heads, batch = o.batch, nq = o.nq, nk = o.nk, c = o.c;
-    const int nb = layout_inputs(a_.inputs);
+    Operands o;
+    const Status located = locate(a_, args, &o);
+    if (!located.ok()) return fail(located.message());
+    const SoftmaxAttentionLayout& l = o.l;
+    const int64_t heads = l.heads, d = l.head_dim, batch = l.batch, nq = l.nq, nk = l.nk, c = l.c;
+    const int nb = softmax_attention_layout_inputs(a_.inputs);
     const float* bias = args.num_src > nb && args.src[nb] ? args.src[nb]->f32() : nullptr;
     float* scores = args.num_dst > 1 && args.dst[1] ? args.dst[1]->f32() : nullptr;
     if (nq == 0 || batch == 0 || c == 0) return Status::Ok();
@@ -182,10 +160,10 @@ class ScoredAttentionKernel final : public ref::RefKernel {
     ThreadPool::parallel_for(batch * heads * qblocks, nt, [&](int64_t lo, int64_t hi, int tid) {
       float* kt = ws + tid * per;
       ScoreBlock sb;
-      sb.q_stride = o.qs;
+      sb.q_stride = l.q_stride;
       sb.kt = kt;
       sb.scale = a_.scale;
-      sb.pv.v_stride = o.vs;
+      sb.pv.v_stride = l.v_stride;
       sb.pv.nk = nk;
       sb.pv.d = d;
       sb.pv.out_stride = c;
@@ -195,21 +173,21 @@ class ScoredAttentionKernel final : public ref::RefKernel {
       for (int64_t it = lo; it < hi; ++it) {
         const int64_t qbk = it % qblocks, bh = it / qblocks, h = bh % heads, b = bh / heads;
         if (bh != have) {
-          const float* kb = o.k + b * o.kbatch + h * d;
+          const float* kb = o.k + b * l.k_batch + h * d;
           for (int64_t tt = 0; tt < d; ++tt) {
             float* row = kt + tt * nkp;
-            for (int64_t j = 0; j < nk; ++j) row[j] = kb[j * o.ks + tt];
+            for (int64_t j = 0; j < nk; ++j) row[j] = kb[j * l.k_stride + tt];
             for (int64_t j = nk; j < nkp; ++j) row[j] = 0.0f;
           }
           have = bh;
         }
         const int64_t i0 = qbk * kQueryBlock;
         const int64_t row = (bh * nq + i0) * nk;  // of bias and scores [B,h,Nq,Nk]
-        sb.q = o.q + b * o.qbatch + i0 * o.qs + h * d;
+        sb.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
         sb.pv.rows = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
         sb.pv.bias = bias ? bias + row : nullptr;
         sb.pv.scores = scores ? scores + row : nullptr;
-        sb.pv.v = o.v + b * o.vbatch + h * d;
+        sb.pv.v = o.v + b * l.v_batch + h * d;
         sb.pv.out = out + (b * nq + i0) * c + h * d;
         t->score_block(sb);
       }
@@ -229,34 +207,19 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
                                 std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const SoftmaxAttentionAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
-  int nb;
-  switch (a->inputs) {
-    case AttentionInputs::kSeparate:
-    case AttentionInputs::kQkvPacked:
-    case AttentionInputs::kQKvPacked:
-      nb = layout_inputs(a->inputs);
-      break;
-    default:
-      return Status::Ok();
-  }
-  if (a->num_heads < 1 || plan.num_dst > 2 || plan.num_src > nb + 1) return Status::Ok();
-  for (int i = 0; i < nb; ++i)
-    if (i >= plan.num_src || plan.src_shapes[i].rank != 3) return Status::Ok();
+  // Declines (the reference then runs or reports) what the layout decoder rejects.
+  const Shape* shapes[kMaxOpInputs] = {};
+  planned_src_shapes(plan, shapes);
+  SoftmaxAttentionLayout l;
+  if (!decode_softmax_attention_layout(*a, shapes, plan.num_src, &l).ok()) return Status::Ok();
+  const int nb = softmax_attention_layout_inputs(a->inputs);
+  if (plan.num_dst > 2 || plan.num_src > nb + 1) return Status::Ok();
   // The score bias, when present, is [B,h,Nq,Nk] (the backend checked the shapes against the op's inference).
-  const bool bias = plan.num_src == nb + 1 && (plan.src_tensors[nb] || plan.src_shapes[nb].rank > 0);
+  const bool bias = plan.num_src == nb + 1 && shapes[nb];
   if (bias && plan.src_shapes[nb].rank != 4) return Status::Ok();
   const bool scored = bias || plan.num_dst == 2;
-  const Shape& q = plan.src_shapes[0];
-  int64_t c, nk;
-  if (a->inputs == AttentionInputs::kQkvPacked) {
-    c = q[2] / 3;
-    nk = q[1];
-  } else {
-    c = q[2];
-    nk = plan.src_shapes[1][1];
-  }
-  if (c % a->num_heads != 0 || (scored && c / a->num_heads < 1)) return Status::Ok();
-  const int64_t d = c / a->num_heads;
+  if (scored && l.head_dim < 1) return Status::Ok();
+  const int64_t d = l.head_dim, nk = l.nk;
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
   if (scored) {
     const LavitSimd* simd = ctx->isa == X86Isa::kAvx512 ? lavit_simd_avx512() : lavit_simd_avx2();

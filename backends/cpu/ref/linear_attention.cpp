@@ -28,31 +28,14 @@
 #include "backends/cpu/ref/kernels.h"
 #include "backends/cpu/ref/newton_inverse.h"
 #include "backends/cpu/ref/ref_kernel.h"
+#include "backends/operand_check.h"
+#include "ops/linear_attention_geometry.h"
 
 namespace vitrt {
 namespace ref {
 namespace {
 
-struct Dims {
-  int64_t batch, n, c, heads, d, height, width, r, m_h, m_w, m, k;
-};
-
-Dims dims_of(const LinearAttentionAttrs& a, const Shape& q, const Shape& vconv) {
-  Dims s{};
-  s.batch = q[0];
-  s.n = q[1];
-  s.c = q[2];
-  s.heads = a.num_heads;
-  s.d = s.c / s.heads;
-  s.height = a.height;
-  s.width = a.width;
-  s.r = a.landmark_ratio;
-  s.m_h = s.height / s.r;
-  s.m_w = s.width / s.r;
-  s.m = s.m_h * s.m_w;
-  s.k = vconv[2];
-  return s;
-}
+using Dims = LinearAttentionGeometry;
 
 struct Layout {
   int64_t landmarks, k2, inv, newton, q, k1, a, kv, dsym, total;
@@ -86,7 +69,11 @@ class LinearAttentionKernel final : public RefKernel {
 
  protected:
   Status compute(const KernelArgs& args) override {
-    const Dims s = dims_of(a_, args.src[0]->shape, args.src[5]->shape);
+    const Shape* shapes[kMaxOpInputs] = {};
+    run_src_shapes(args, shapes);
+    Dims s;
+    const Status decoded = decode_linear_attention_geometry(a_, shapes, args.num_src, &s);
+    if (!decoded.ok()) return fail(decoded.message());
     const Layout l = layout_of(s);
     VITRT_RETURN_IF_ERROR(check_workspace(args, l.total));
     float* ws = static_cast<float*>(args.workspace);
@@ -280,23 +267,14 @@ Status create_linear_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* 
   const LinearAttentionAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(get_attrs(plan, &a));
   const std::string where = "LinearAttention '" + plan.node->name + "'";
-  if (a->kernel != AttentionKernel::kGaussian) return unsupported(where + ": unknown attention kernel");
-  if (a->landmarks != LandmarkSource::kStridedConvLnGelu)
-    return unsupported(where + ": unknown landmark source");
-  if (a->pinv != PseudoInverse::kNewtonScaled && a->pinv != PseudoInverse::kNewtonLegacy)
-    return unsupported(where + ": unknown pseudo-inverse");
-  if (a->newton_iterations < 0) return bad_model(where + ": negative Newton iteration count");
-  if (!(a->landmark_ln_eps >= 0.0f)) return bad_model(where + ": landmark LayerNorm eps must be >= 0");
-  if (a->num_heads < 1 || a->landmark_ratio < 1 || a->height < 1 || a->width < 1)
-    return bad_model(where + ": bad attributes");
-  if (plan.num_src < 6) return bad_model(where + ": needs 6 inputs");
-  for (int i = 0; i < 6; ++i)
-    if (!plan.src_tensors[i]) return bad_model(where + ": input " + std::to_string(i) + " is missing");
-  const Shape& q = plan.src_shapes[0];
-  const Shape& vc = plan.src_shapes[5];
-  if (q.rank != 3 || vc.rank != 4 || q[2] % a->num_heads != 0)
-    return bad_model(where + ": bad planned shapes");
-  const Layout l = layout_of(dims_of(*a, q, vc));
+  Status s = check_linear_attention_attrs(*a);
+  if (!s.ok()) return s.with_context(where);
+  const Shape* shapes[kMaxOpInputs] = {};
+  planned_src_shapes(plan, shapes);
+  Dims dims;
+  s = decode_linear_attention_geometry(*a, shapes, plan.num_src, &dims);
+  if (!s.ok()) return s.with_context(where);
+  const Layout l = layout_of(dims);
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
   *kernel = std::make_unique<LinearAttentionKernel>(plan, *a);
   return Status::Ok();

@@ -39,6 +39,8 @@
 #include "backends/cpu/x86/linear_attention_simd.h"
 #include "backends/cpu/x86/newton_iterate.h"
 #include "backends/cpu/x86/x86_internal.h"
+#include "backends/operand_check.h"
+#include "ops/linear_attention_geometry.h"
 
 namespace vitrt {
 namespace x86 {
@@ -49,28 +51,18 @@ constexpr int64_t kRowBlock = 64;  // tokens per K1 block when one item is split
 constexpr int64_t kKvChunk = 256;  // tokens per K1ᵀ·V pass (keeps the K1 and V rows in L1/L2)
 constexpr int64_t kKvRows = 6;     // landmark rows per K1ᵀ·V task (the gemm's row tile)
 
-struct Dims {
-  int64_t batch, n, c, heads, d, height, width, r, m_h, m_w, m, k, mp, dp;
+// The op's geometry (ops/linear_attention_geometry.h) and m, d padded to whole vectors.
+struct Dims : LinearAttentionGeometry {
+  int64_t mp, dp;
 };
 
 int64_t round_up(int64_t x, int64_t to) {
   return (x + to - 1) / to * to;
 }
 
-Dims dims_of(const LinearAttentionAttrs& a, const Shape& q, const Shape& vconv, int width) {
-  Dims s{};
-  s.batch = q[0];
-  s.n = q[1];
-  s.c = q[2];
-  s.heads = a.num_heads;
-  s.d = s.c / s.heads;
-  s.height = a.height;
-  s.width = a.width;
-  s.r = a.landmark_ratio;
-  s.m_h = s.height / s.r;
-  s.m_w = s.width / s.r;
-  s.m = s.m_h * s.m_w;
-  s.k = vconv[2];
+Dims padded(const LinearAttentionGeometry& g, int width) {
+  Dims s;
+  static_cast<LinearAttentionGeometry&>(s) = g;
   s.mp = round_up(s.m, width);
   s.dp = round_up(s.d, width);
   return s;
@@ -141,7 +133,12 @@ class LinearAttentionKernel final : public ref::RefKernel {
  protected:
   Status compute(const KernelArgs& args) override {
     Run run;
-    run.s = dims_of(a_, args.src[0]->shape, args.src[5]->shape, simd_->width);
+    const Shape* shapes[kMaxOpInputs] = {};
+    run_src_shapes(args, shapes);
+    LinearAttentionGeometry g;
+    const Status decoded = decode_linear_attention_geometry(a_, shapes, args.num_src, &g);
+    if (!decoded.ok()) return fail(decoded.message());
+    run.s = padded(g, simd_->width);
     const Dims& s = run.s;
     if (s.batch == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
@@ -438,21 +435,15 @@ Status create_linear_attention(const std::shared_ptr<Context>& ctx, const Kernel
                                std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const LinearAttentionAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
-  if (a->kernel != AttentionKernel::kGaussian || a->landmarks != LandmarkSource::kStridedConvLnGelu)
-    return Status::Ok();
-  if (a->pinv != PseudoInverse::kNewtonScaled && a->pinv != PseudoInverse::kNewtonLegacy) return Status::Ok();
-  if (a->newton_iterations < 0 || !(a->landmark_ln_eps >= 0.0f)) return Status::Ok();
-  if (a->num_heads < 1 || a->landmark_ratio < 1 || a->height < 1 || a->width < 1) return Status::Ok();
-  if (plan.num_src < 6 || plan.num_dst != 1) return Status::Ok();
-  for (int i = 0; i < 6; ++i)
-    if (!plan.src_tensors[i]) return Status::Ok();
-  const Shape& q = plan.src_shapes[0];
-  const Shape& vc = plan.src_shapes[5];
-  if (q.rank != 3 || vc.rank != 4 || q[2] % a->num_heads != 0) return Status::Ok();
+  if (!check_linear_attention_attrs(*a).ok() || plan.num_dst != 1) return Status::Ok();
+  const Shape* shapes[kMaxOpInputs] = {};
+  planned_src_shapes(plan, shapes);
+  LinearAttentionGeometry g;
+  if (!decode_linear_attention_geometry(*a, shapes, plan.num_src, &g).ok()) return Status::Ok();
   const LinearAttentionSimd* simd =
       ctx->isa == X86Isa::kAvx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
-  const Dims dims = dims_of(*a, q, vc, simd->width);
+  const Dims dims = padded(g, simd->width);
   const GemmKernels* gemm =
       gemm_kernels_for(ctx->isa == X86Isa::kAvx512, dims.m, dims.m, dims.m, ctx->options.gemm_tile);
   const Layout l = layout_of(dims, gemm, threads);

@@ -5,33 +5,12 @@
 namespace vitrt {
 namespace {
 
+// One row per line of ops/op_list.h, indexed by OpType.
 const OpSchema kSchemas[kNumOpTypes] = {
-    {OpType::kConv2d, "Conv2d", 2, 3, 1, 1, 1, infer_conv2d},
-    {OpType::kBatchNorm2d, "BatchNorm2d", 5, 5, 1, 1, 1, infer_batch_norm2d},
-    {OpType::kLinear, "Linear", 2, 4, 1, 1, 1, infer_linear},
-    {OpType::kLayerNorm, "LayerNorm", 1, 3, 1, 1, 1, infer_layer_norm},
-    {OpType::kGelu, "Gelu", 1, 1, 1, 1, 1, infer_unary},
-    {OpType::kRelu, "Relu", 1, 1, 1, 1, 1, infer_unary},
-    {OpType::kAdd, "Add", 2, 2, 1, 1, 1, infer_binary_broadcast},
-    {OpType::kMul, "Mul", 2, 2, 1, 1, 1, infer_binary_broadcast},
-    {OpType::kConcat, "Concat", 1, kMaxOpInputs, 1, 1, 1, infer_concat},
-    {OpType::kSlice, "Slice", 1, 1, 1, 1, 1, infer_slice},
-    {OpType::kReshape, "Reshape", 1, 1, 1, 1, 1, infer_reshape},
-    {OpType::kTranspose, "Transpose", 1, 1, 1, 1, 1, infer_transpose},
-    {OpType::kReduceMean, "ReduceMean", 1, 1, 1, 1, 1, infer_reduce_mean},
-    {OpType::kSoftmax, "Softmax", 1, 1, 1, 1, 1, infer_softmax},
-    {OpType::kSoftmaxAttention, "SoftmaxAttention", 1, 4, 1, 2, 1, infer_softmax_attention},
-    {OpType::kAdaptiveAvgPool2d, "AdaptiveAvgPool2d", 1, 1, 1, 1, 1, infer_adaptive_avg_pool2d},
-    {OpType::kLinearAttention, "LinearAttention", 6, 6, 1, 1, 1, infer_linear_attention},
-    {OpType::kReusedAttention, "ReusedAttention", 6, 6, 1, 2, 1, infer_reused_attention},
-    {OpType::kAttentionResidual, "AttentionResidual", 6, 6, 1, 1, 1, infer_attention_residual},
-    {OpType::kMatMul, "MatMul", 2, 2, 1, 1, 1, infer_matmul},
-    {OpType::kSub, "Sub", 2, 2, 1, 1, 1, infer_binary_broadcast},
-    {OpType::kDiv, "Div", 2, 2, 1, 1, 1, infer_binary_broadcast},
-    {OpType::kExp, "Exp", 1, 1, 1, 1, 1, infer_unary},
-    {OpType::kReduceSum, "ReduceSum", 1, 1, 1, 1, 1, infer_reduce_mean},
-    {OpType::kReduceMax, "ReduceMax", 1, 1, 1, 1, 1, infer_reduce_mean},
-    {OpType::kConvMlp, "ConvMlp", 1, 8, 1, 1, 1, infer_conv_mlp},
+#define VITRT_OP_SCHEMA(name, attrs, infer, min_in, max_in, min_out, max_out, version, origin) \
+  {OpType::k##name, #name, min_in, max_in, min_out, max_out, version, detail::origin, infer},
+    VITRT_OP_LIST(VITRT_OP_SCHEMA)
+#undef VITRT_OP_SCHEMA
 };
 
 }  // namespace

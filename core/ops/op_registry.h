@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// Per-op schema: name, arity, supported versions and shape inference. Each op's inference lives in its own
-// file in this folder (ops/<op>.cpp); its reference kernel is backends/cpu/ref/<op>.cpp.
+// Per-op schema: name, arity, supported versions, origin and shape inference, one row per line of the op
+// table (ops/op_list.h). Each op's inference lives in its own file in this folder (ops/<op>.cpp); its
+// reference kernel is backends/cpu/ref/<op>.cpp.
 #include "common/status.h"
 #include "ir/graph.h"
 
@@ -20,6 +21,7 @@ struct OpSchema {
   int min_outputs;
   int max_outputs;
   int32_t max_version;  // versions 1..max_version are understood
+  OpOrigin origin;
   InferShapeFn infer;
 };
 
@@ -43,25 +45,10 @@ bool conv_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, i
 // Normalises a possibly negative axis into [0, rank); false when out of range.
 bool normalize_axis(int64_t axis, int rank, int* out);
 
-// Shape inference functions, one per op file.
-Status infer_conv2d(const Node&, const Shape* const*, int, Shape*);
-Status infer_batch_norm2d(const Node&, const Shape* const*, int, Shape*);
-Status infer_linear(const Node&, const Shape* const*, int, Shape*);
-Status infer_layer_norm(const Node&, const Shape* const*, int, Shape*);
-Status infer_unary(const Node&, const Shape* const*, int, Shape*);
-Status infer_binary_broadcast(const Node&, const Shape* const*, int, Shape*);
-Status infer_concat(const Node&, const Shape* const*, int, Shape*);
-Status infer_slice(const Node&, const Shape* const*, int, Shape*);
-Status infer_reshape(const Node&, const Shape* const*, int, Shape*);
-Status infer_transpose(const Node&, const Shape* const*, int, Shape*);
-Status infer_reduce_mean(const Node&, const Shape* const*, int, Shape*);
-Status infer_softmax(const Node&, const Shape* const*, int, Shape*);
-Status infer_softmax_attention(const Node&, const Shape* const*, int, Shape*);
-Status infer_adaptive_avg_pool2d(const Node&, const Shape* const*, int, Shape*);
-Status infer_linear_attention(const Node&, const Shape* const*, int, Shape*);
-Status infer_reused_attention(const Node&, const Shape* const*, int, Shape*);
-Status infer_attention_residual(const Node&, const Shape* const*, int, Shape*);
-Status infer_matmul(const Node&, const Shape* const*, int, Shape*);
-Status infer_conv_mlp(const Node&, const Shape* const*, int, Shape*);
+// Shape inference functions, declared from the op table (one per op file; ops may share one).
+#define VITRT_DECLARE_INFER(name, attrs, infer, ...) \
+  Status infer(const Node&, const Shape* const*, int, Shape*);
+VITRT_OP_LIST(VITRT_DECLARE_INFER)
+#undef VITRT_DECLARE_INFER
 
 }  // namespace vitrt

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The one table of ops (docs/architecture.md §11.1). Everything else that lists ops follows from it:
+//   * the IR enum `OpType` (ir/op_type.h) and kNumOpTypes, in this order;
+//   * the op names and the OpSchema rows of ops/op_registry.cpp (arity, versions, shape inference);
+//   * the declarations of the shape inference functions (ops/op_registry.h);
+//   * the per-backend tables (backends/op_table.h), which must state for every op, in this order, a kernel
+//     factory, the reference kernel or "not implemented": a missing row fails the build;
+//   * the file-format mapping (formats/op_codes.cpp), which must give every serialised op its op code.
+//
+// One line per op:
+//   X(Name, Attrs, infer_fn, min_inputs, max_inputs, min_outputs, max_outputs, max_version, origin)
+//     Name         OpType::k<Name>; also the op's display name ("Name")
+//     Attrs        its attribute struct in ir/op_attrs.h (NoAttrs when it has none)
+//     infer_fn     its shape inference, in ops/<op>.cpp (ops may share one)
+//     max_version  versions 1..max_version are understood
+//     origin       kSerialised: may appear in a model file (it has a BuiltinOp in formats/schema/vitrt.fbs);
+//                  kPlannerOnly: made by a planner pass inside a session, never written or read
+//
+// The IR enum is not the file format's: reordering is allowed (formats/op_codes.cpp maps each serialised op
+// to its fixed on-disk code), but new ops go at the end to keep diffs small.
+#define VITRT_OP_LIST(X)                                                                              \
+  X(Conv2d, Conv2dAttrs, infer_conv2d, 2, 3, 1, 1, 1, kSerialised)                                    \
+  X(BatchNorm2d, BatchNorm2dAttrs, infer_batch_norm2d, 5, 5, 1, 1, 1, kSerialised)                    \
+  X(Linear, LinearAttrs, infer_linear, 2, 4, 1, 1, 1, kSerialised)                                    \
+  X(LayerNorm, LayerNormAttrs, infer_layer_norm, 1, 3, 1, 1, 1, kSerialised)                          \
+  X(Gelu, GeluAttrs, infer_unary, 1, 1, 1, 1, 1, kSerialised)                                         \
+  X(Relu, NoAttrs, infer_unary, 1, 1, 1, 1, 1, kSerialised)                                           \
+  X(Add, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Mul, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Concat, ConcatAttrs, infer_concat, 1, kMaxOpInputs, 1, 1, 1, kSerialised)                         \
+  X(Slice, SliceAttrs, infer_slice, 1, 1, 1, 1, 1, kSerialised)                                       \
+  X(Reshape, ReshapeAttrs, infer_reshape, 1, 1, 1, 1, 1, kSerialised)                                 \
+  X(Transpose, TransposeAttrs, infer_transpose, 1, 1, 1, 1, 1, kSerialised)                           \
+  X(ReduceMean, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                       \
+  X(Softmax, SoftmaxAttrs, infer_softmax, 1, 1, 1, 1, 1, kSerialised)                                 \
+  X(SoftmaxAttention, SoftmaxAttentionAttrs, infer_softmax_attention, 1, 4, 1, 2, 1, kSerialised)     \
+  X(AdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs, infer_adaptive_avg_pool2d, 1, 1, 1, 1, 1, kSerialised) \
+  X(LinearAttention, LinearAttentionAttrs, infer_linear_attention, 6, 6, 1, 1, 1, kSerialised)        \
+  X(ReusedAttention, ReusedAttentionAttrs, infer_reused_attention, 6, 6, 1, 2, 1, kSerialised)        \
+  X(AttentionResidual, AttentionResidualAttrs, infer_attention_residual, 6, 6, 1, 1, 1, kSerialised)  \
+  X(MatMul, NoAttrs, infer_matmul, 2, 2, 1, 1, 1, kSerialised)                                        \
+  X(Sub, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Div, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Exp, NoAttrs, infer_unary, 1, 1, 1, 1, 1, kSerialised)                                            \
+  X(ReduceSum, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                        \
+  X(ReduceMax, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                        \
+  X(ConvMlp, ConvMlpAttrs, infer_conv_mlp, 1, 8, 1, 1, 1, kPlannerOnly)

@@ -16,7 +16,9 @@
 
 #include "file_checksum.h"
 #include "format_version.h"
+#include "op_codes.h"
 #include "op_options.h"
+#include "ops/op_registry.h"
 #include "vitrt_generated.h"
 
 namespace vitrt {
@@ -67,8 +69,11 @@ void build_flatbuffer(const Graph& g, const Layout& l, uint64_t data_start,
     code_of_node.push_back(idx);
   }
   std::vector<flatbuffers::Offset<fb::OperatorCode>> fb_codes;
-  for (const auto& c : codes)
-    fb_codes.push_back(fb::CreateOperatorCode(*fbb, static_cast<fb::BuiltinOp>(c.first), c.second));
+  for (const auto& c : codes) {
+    OpCode code;
+    op_code_of(c.first, &code);  // check_writable has refused every op without a code
+    fb_codes.push_back(fb::CreateOperatorCode(*fbb, code.builtin, c.second));
+  }
 
   std::vector<flatbuffers::Offset<fb::Tensor>> fb_tensors;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
@@ -110,6 +115,14 @@ void build_flatbuffer(const Graph& g, const Layout& l, uint64_t data_start,
 
 Status check_writable(const Graph& g) {
   VITRT_RETURN_IF_ERROR(g.validate_structure());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    OpCode code;
+    if (!op_code_of(g.nodes[i].type, &code))
+      return invalid_argument(
+          describe_node(g.nodes[i], i) +
+          ": this op is made by the planner inside a session and has no code in the model "
+          "format (docs/format.md); write the graph before planning");
+  }
   for (const Tensor& t : g.tensors) {
     if (!t.is_constant) continue;
     int64_t n;

@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "op_options.h"
 
+#include "op_codes.h"
+
 namespace vitrt {
 namespace {
 
@@ -16,62 +18,13 @@ bool activation_from_fb(fb::Activation a, Activation* out) {
   return true;
 }
 
-// The union member each op must carry (NONE for ops without options).
-fb::OpOptions expected_options(OpType t) {
-  switch (t) {
-    case OpType::kConv2d:
-      return fb::OpOptions::Conv2dOptions;
-    case OpType::kBatchNorm2d:
-      return fb::OpOptions::BatchNorm2dOptions;
-    case OpType::kLinear:
-      return fb::OpOptions::LinearOptions;
-    case OpType::kLayerNorm:
-      return fb::OpOptions::LayerNormOptions;
-    case OpType::kGelu:
-      return fb::OpOptions::GeluOptions;
-    case OpType::kConcat:
-      return fb::OpOptions::ConcatOptions;
-    case OpType::kSlice:
-      return fb::OpOptions::SliceOptions;
-    case OpType::kReshape:
-      return fb::OpOptions::ReshapeOptions;
-    case OpType::kTranspose:
-      return fb::OpOptions::TransposeOptions;
-    case OpType::kReduceMean:
-    case OpType::kReduceSum:
-    case OpType::kReduceMax:
-      return fb::OpOptions::ReduceMeanOptions;
-    case OpType::kSoftmax:
-      return fb::OpOptions::SoftmaxOptions;
-    case OpType::kSoftmaxAttention:
-      return fb::OpOptions::SoftmaxAttentionOptions;
-    case OpType::kAdaptiveAvgPool2d:
-      return fb::OpOptions::AdaptiveAvgPool2dOptions;
-    case OpType::kLinearAttention:
-      return fb::OpOptions::LinearAttentionOptions;
-    case OpType::kReusedAttention:
-      return fb::OpOptions::ReusedAttentionOptions;
-    case OpType::kAttentionResidual:
-      return fb::OpOptions::AttentionResidualOptions;
-    case OpType::kConvMlp:
-      return fb::OpOptions::ConvMlpOptions;
-    case OpType::kRelu:
-    case OpType::kAdd:
-    case OpType::kMatMul:
-    case OpType::kSub:
-    case OpType::kDiv:
-    case OpType::kExp:
-    case OpType::kMul:
-      return fb::OpOptions::NONE;
-  }
-  return fb::OpOptions::NONE;
-}
-
 }  // namespace
 
 EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node& node) {
   EncodedOptions e;
-  e.type = expected_options(node.type);
+  OpCode code;
+  if (!op_code_of(node.type, &code)) return e;  // never written: the writer refuses such a graph first
+  e.type = code.options;
   switch (node.type) {
     case OpType::kConv2d: {
       const auto& a = std::get<Conv2dAttrs>(node.attrs);
@@ -151,13 +104,8 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateAttentionResidualOptions(fbb, a.height, a.width).Union();
       break;
     }
-    case OpType::kConvMlp: {
-      const auto& a = std::get<ConvMlpAttrs>(node.attrs);
-      e.offset = fb::CreateConvMlpOptions(fbb, a.height, a.width, a.pad_h, a.pad_w, to_fb(a.fc1_activation),
-                                          to_fb(a.dw_activation), to_fb(a.fc2_activation))
-                     .Union();
+    case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
-    }
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
@@ -171,7 +119,10 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
 }
 
 Status decode_op_options(const fb::Operator& op, OpType type, const std::string& where, OpAttrs* out) {
-  const fb::OpOptions want = expected_options(type);
+  OpCode code;
+  if (!op_code_of(type, &code))
+    return bad_model(where + ": " + op_type_name(type) + " is never stored in a model file");
+  const fb::OpOptions want = code.options;
   if (op.options_type() != want)
     return bad_model(where + ": options of type " + std::to_string(static_cast<int>(op.options_type())) +
                      " do not belong to this op (expected " + std::to_string(static_cast<int>(want)) + ")");
@@ -285,19 +236,8 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = AttentionResidualAttrs{o->height(), o->width()};
       break;
     }
-    case OpType::kConvMlp: {
-      const auto* o = op.options_as_ConvMlpOptions();
-      ConvMlpAttrs a;
-      a.height = o->height();
-      a.width = o->width();
-      a.pad_h = o->pad_h();
-      a.pad_w = o->pad_w();
-      if (!activation_from_fb(o->fc1_activation(), &a.fc1_activation)) return bad_enum("fc1_activation");
-      if (!activation_from_fb(o->dw_activation(), &a.dw_activation)) return bad_enum("dw_activation");
-      if (!activation_from_fb(o->fc2_activation(), &a.fc2_activation)) return bad_enum("fc2_activation");
-      *out = a;
+    case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)
       break;
-    }
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:

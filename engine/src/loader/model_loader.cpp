@@ -10,6 +10,7 @@
 #include "file_checksum.h"
 #include "format_version.h"
 #include "ir/shape_propagation.h"
+#include "op_codes.h"
 #include "op_options.h"
 #include "ops/op_registry.h"
 #include "vitrt_generated.h"
@@ -134,13 +135,12 @@ Status build_nodes(const fb::Model& m, Graph* g) {
     return bad_model("graph has " + std::to_string(ops->size()) + " ops, more than the limit of " +
                      std::to_string(kMaxGraphNodes));
   const size_t ncodes = codes ? codes->size() : 0;
+  std::vector<OpType> type_of_code(ncodes);  // the file's op codes in IR terms (formats/op_codes.h)
   for (size_t c = 0; c < ncodes; ++c) {
     const auto* code = codes->Get(static_cast<flatbuffers::uoffset_t>(c));
-    const int32_t bi = static_cast<int32_t>(code->builtin());
-    if (!op_type_valid(bi))
-      return unsupported("operator code #" + std::to_string(c) + ": unknown op " + std::to_string(bi) +
-                         " (written by a newer vitrt?)");
-    const OpSchema* schema = find_op_schema(static_cast<OpType>(bi));
+    VITRT_RETURN_IF_ERROR(op_type_of_code(code->builtin(), &type_of_code[c])
+                              .with_context("operator code #" + std::to_string(c)));
+    const OpSchema* schema = find_op_schema(type_of_code[c]);
     if (code->version() < 1 || code->version() > schema->max_version)
       return unsupported(std::string("op ") + schema->name + " version " + std::to_string(code->version()) +
                          " is not supported by this build (knows 1.." + std::to_string(schema->max_version) +
@@ -154,7 +154,7 @@ Status build_nodes(const fb::Model& m, Graph* g) {
       return bad_model(where + ": opcode index " + std::to_string(op->opcode_index()) + " out of range");
     const auto* code = codes->Get(op->opcode_index());
     Node n;
-    n.type = static_cast<OpType>(code->builtin());
+    n.type = type_of_code[op->opcode_index()];
     n.version = code->version();
     n.name = op->name() ? op->name()->str() : std::string();
     where = describe_node(n, i);

@@ -68,11 +68,35 @@ struct KernelInfo {
   int reserved_flags = 0;  // reserved for future capabilities
 };
 
+// How a backend runs the ops of one type. Every backend answers for every op of the op table
+// (core/ops/op_list.h), from a table the build checks for completeness (backends/op_table.h).
+enum class OpImpl : int8_t {
+  kKernel,          // a kernel of this backend's own (its factory may still decline a node, see below)
+  kReference,       // the reference backend's kernel (the x86 backend for the ops it does not accelerate)
+  kNotImplemented,  // supports() is false for every node of this type
+};
+
+inline const char* op_impl_name(OpImpl impl) {
+  switch (impl) {
+    case OpImpl::kKernel:
+      return "kernel";
+    case OpImpl::kReference:
+      return "reference kernel";
+    case OpImpl::kNotImplemented:
+      return "not implemented";
+  }
+  return "unknown";
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual int api_version() const { return kBackendApiVersion; }
+  // The answer of this backend's op table for `type`. A backend with kKernel may decline a particular node
+  // (attributes or shapes its kernel does not take): supports() is then false for it, or, in the x86
+  // backend, the reference kernel runs it.
+  virtual OpImpl op_impl(OpType type) const = 0;
   virtual bool supports(const Node& node) const = 0;
   virtual Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) = 0;
   // Alignment of every tensor this backend reads or writes (bytes).

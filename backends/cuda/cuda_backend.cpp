@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The CUDA backend: device probing, the per-instance context, and the OpType -> kernel factory dispatch.
+// The CUDA backend: device probing, the per-instance context, and its op table (OpType -> kernel factory).
 #include "backends/cuda/cuda_backend.h"
 
 #include <string>
@@ -12,11 +12,52 @@
 #include "backends/cuda/layer_norm.cuh"
 #include "backends/cuda/linear.cuh"
 #include "backends/cuda/softmax_attention.cuh"
+#include "backends/op_table.h"
 #include "backends/plan_check.h"
 #include "ops/op_registry.h"
 
 namespace vitrt {
 namespace {
+
+using Factory = Status (*)(const std::shared_ptr<cuda::CudaContext>& ctx, const KernelPlan& plan,
+                           std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+using Table = OpTable<Factory>;
+
+// Every op of core/ops/op_list.h, in its order (backends/op_table.h). A session on "cuda" fails on the ops
+// not implemented here (no fallback to the CPU yet, docs/architecture.md §13); host_plan.cpp's
+// cuda_supports_node further narrows the attributes each kernel takes.
+constexpr Table::Row kKernels[] = {
+    Table::not_implemented(OpType::kConv2d),
+    Table::not_implemented(OpType::kBatchNorm2d),
+    Table::kernel(OpType::kLinear, cuda::create_linear),
+    Table::kernel(OpType::kLayerNorm, cuda::create_layer_norm),
+    Table::kernel(OpType::kGelu, cuda::create_gelu),
+    Table::not_implemented(OpType::kRelu),
+    Table::kernel(OpType::kAdd, cuda::create_add),
+    Table::kernel(OpType::kMul, cuda::create_mul),
+    Table::not_implemented(OpType::kConcat),
+    Table::not_implemented(OpType::kSlice),
+    Table::not_implemented(OpType::kReshape),
+    Table::not_implemented(OpType::kTranspose),
+    Table::not_implemented(OpType::kReduceMean),
+    Table::not_implemented(OpType::kSoftmax),
+    Table::kernel(OpType::kSoftmaxAttention, cuda::create_softmax_attention),
+    Table::not_implemented(OpType::kAdaptiveAvgPool2d),
+    Table::not_implemented(OpType::kLinearAttention),
+    Table::not_implemented(OpType::kReusedAttention),
+    Table::not_implemented(OpType::kAttentionResidual),
+    Table::not_implemented(OpType::kMatMul),
+    Table::not_implemented(OpType::kSub),
+    Table::not_implemented(OpType::kDiv),
+    Table::not_implemented(OpType::kExp),
+    Table::not_implemented(OpType::kReduceSum),
+    Table::not_implemented(OpType::kReduceMax),
+    Table::not_implemented(OpType::kConvMlp),
+};
+static_assert(Table::complete(kKernels),
+              "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");
+static_assert(!Table::any(kKernels, OpImpl::kReference),
+              "the CUDA backend does not delegate to the reference kernels");
 
 class CudaBackend final : public Backend {
  public:
@@ -24,7 +65,11 @@ class CudaBackend final : public Backend {
 
   const char* name() const override { return "cuda"; }
 
-  bool supports(const Node& node) const override { return cuda::cuda_supports_node(node); }
+  OpImpl op_impl(OpType type) const override { return cuda_op_impl(type); }
+
+  bool supports(const Node& node) const override {
+    return op_impl(node.type) == OpImpl::kKernel && cuda::cuda_supports_node(node);
+  }
 
   // Device buffers come from cudaMalloc (256-byte aligned); the device arenas of the next step use 256 too.
   size_t alignment() const override { return 256; }
@@ -40,30 +85,7 @@ class CudaBackend final : public Backend {
     VITRT_RETURN_IF_ERROR(check_float32_plan(plan, "cuda"));
     *info = KernelInfo{};
     std::unique_ptr<Kernel> k;
-    Status s;
-    switch (node.type) {
-      case OpType::kLinear:
-        s = cuda::create_linear(ctx_, plan, &k, info);
-        break;
-      case OpType::kLayerNorm:
-        s = cuda::create_layer_norm(ctx_, plan, &k, info);
-        break;
-      case OpType::kGelu:
-        s = cuda::create_gelu(ctx_, plan, &k, info);
-        break;
-      case OpType::kAdd:
-        s = cuda::create_add(ctx_, plan, &k, info);
-        break;
-      case OpType::kMul:
-        s = cuda::create_mul(ctx_, plan, &k, info);
-        break;
-      case OpType::kSoftmaxAttention:
-        s = cuda::create_softmax_attention(ctx_, plan, &k, info);
-        break;
-      default:
-        s = unsupported(where + " is not supported by backend 'cuda'");
-    }
-    if (!s.ok()) return s;
+    VITRT_RETURN_IF_ERROR(Table::find(kKernels, node.type)->factory(ctx_, plan, &k, info));
     *kernel = std::move(k);
     return Status::Ok();
   }
@@ -73,6 +95,11 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
+
+OpImpl cuda_op_impl(OpType type) {
+  const Table::Row* row = Table::find(kKernels, type);
+  return row ? row->impl : OpImpl::kNotImplemented;
+}
 
 std::unique_ptr<Backend> create_cuda_backend(int device, Status* why) {
   Status local;
@@ -89,8 +116,8 @@ std::unique_ptr<Backend> create_cuda_backend(int device, Status* why) {
     return nullptr;
   }
   if (device < 0 || device >= count) {
-    st = invalid_argument("CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
-                          " device" + (count == 1 ? "" : "s") + ")");
+    st = invalid_argument("CUDA device " + std::to_string(device) + " does not exist (" +
+                          std::to_string(count) + " device" + (count == 1 ? "" : "s") + ")");
     return nullptr;
   }
   std::shared_ptr<cuda::CudaContext> ctx;

@@ -37,4 +37,7 @@ namespace vitrt {
 // stream / cuBLAS handle cannot be created. Never aborts, never prints.
 std::unique_ptr<Backend> create_cuda_backend(int device, Status* why);
 
+// The CUDA backend's op table (Backend::op_impl), answerable without a device.
+OpImpl cuda_op_impl(OpType type);
+
 }  // namespace vitrt

@@ -54,6 +54,7 @@ class FaultyBackend final : public Backend {
   FaultyBackend(std::string target, Fault fault)
       : ref_(create_reference_backend()), target_(std::move(target)), fault_(fault) {}
   const char* name() const override { return "faulty"; }
+  OpImpl op_impl(OpType type) const override { return ref_->op_impl(type); }
   bool supports(const Node& node) const override { return ref_->supports(node); }
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
     VITRT_RETURN_IF_ERROR(ref_->create_kernel(plan, kernel, info));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The reference CPU backend: a table OpType -> kernel factory. Every op, float32, version 1.
+// The reference CPU backend: its op table, OpType -> kernel factory. Every op, float32, version 1.
 #include "backends/cpu/ref/kernels.h"
+#include "backends/op_table.h"
 #include "backends/plan_check.h"
 #include "ops/op_registry.h"
 
@@ -10,44 +11,54 @@ namespace {
 
 constexpr int32_t kRefMaxVersion = 1;
 
-// Indexed by OpType.
-const ref::KernelFactory kFactories[] = {
-    ref::create_conv2d,             // kConv2d
-    ref::create_batch_norm2d,       // kBatchNorm2d
-    ref::create_linear,             // kLinear
-    ref::create_layer_norm,         // kLayerNorm
-    ref::create_gelu,               // kGelu
-    ref::create_relu,               // kRelu
-    ref::create_add,                // kAdd
-    ref::create_mul,                // kMul
-    ref::create_concat,             // kConcat
-    ref::create_slice,              // kSlice
-    ref::create_reshape,            // kReshape
-    ref::create_transpose,          // kTranspose
-    ref::create_reduce_mean,        // kReduceMean
-    ref::create_softmax,            // kSoftmax
-    ref::create_softmax_attention,  // kSoftmaxAttention
-    ref::create_adaptive_avg_pool2d,  // kAdaptiveAvgPool2d
-    ref::create_linear_attention,  // kLinearAttention
-    ref::create_reused_attention,  // kReusedAttention
-    ref::create_attention_residual,  // kAttentionResidual
-    ref::create_matmul,             // kMatMul
-    ref::create_sub,                // kSub
-    ref::create_div,                // kDiv
-    ref::create_exp,                // kExp
-    ref::create_reduce_sum,         // kReduceSum
-    ref::create_reduce_max,         // kReduceMax
-    ref::create_conv_mlp,           // kConvMlp
+using Table = OpTable<ref::KernelFactory>;
+
+// Every op of core/ops/op_list.h, in its order (backends/op_table.h).
+constexpr Table::Row kKernels[] = {
+    Table::kernel(OpType::kConv2d, ref::create_conv2d),
+    Table::kernel(OpType::kBatchNorm2d, ref::create_batch_norm2d),
+    Table::kernel(OpType::kLinear, ref::create_linear),
+    Table::kernel(OpType::kLayerNorm, ref::create_layer_norm),
+    Table::kernel(OpType::kGelu, ref::create_gelu),
+    Table::kernel(OpType::kRelu, ref::create_relu),
+    Table::kernel(OpType::kAdd, ref::create_add),
+    Table::kernel(OpType::kMul, ref::create_mul),
+    Table::kernel(OpType::kConcat, ref::create_concat),
+    Table::kernel(OpType::kSlice, ref::create_slice),
+    Table::kernel(OpType::kReshape, ref::create_reshape),
+    Table::kernel(OpType::kTranspose, ref::create_transpose),
+    Table::kernel(OpType::kReduceMean, ref::create_reduce_mean),
+    Table::kernel(OpType::kSoftmax, ref::create_softmax),
+    Table::kernel(OpType::kSoftmaxAttention, ref::create_softmax_attention),
+    Table::kernel(OpType::kAdaptiveAvgPool2d, ref::create_adaptive_avg_pool2d),
+    Table::kernel(OpType::kLinearAttention, ref::create_linear_attention),
+    Table::kernel(OpType::kReusedAttention, ref::create_reused_attention),
+    Table::kernel(OpType::kAttentionResidual, ref::create_attention_residual),
+    Table::kernel(OpType::kMatMul, ref::create_matmul),
+    Table::kernel(OpType::kSub, ref::create_sub),
+    Table::kernel(OpType::kDiv, ref::create_div),
+    Table::kernel(OpType::kExp, ref::create_exp),
+    Table::kernel(OpType::kReduceSum, ref::create_reduce_sum),
+    Table::kernel(OpType::kReduceMax, ref::create_reduce_max),
+    Table::kernel(OpType::kConvMlp, ref::create_conv_mlp),
 };
-static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kNumOpTypes, "one factory per op type");
+static_assert(Table::complete(kKernels),
+              "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");
+
+static_assert(!Table::any(kKernels, OpImpl::kReference),
+              "the reference backend has no reference to delegate to");
 
 class ReferenceBackend final : public Backend {
  public:
   const char* name() const override { return "ref"; }
 
+  OpImpl op_impl(OpType type) const override {
+    const Table::Row* row = Table::find(kKernels, type);
+    return row ? row->impl : OpImpl::kNotImplemented;
+  }
+
   bool supports(const Node& node) const override {
-    return op_type_valid(static_cast<int32_t>(node.type)) && node.version >= 1 &&
-           node.version <= kRefMaxVersion;
+    return op_impl(node.type) == OpImpl::kKernel && node.version >= 1 && node.version <= kRefMaxVersion;
   }
 
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
@@ -61,7 +72,7 @@ class ReferenceBackend final : public Backend {
     VITRT_RETURN_IF_ERROR(check_float32_plan(plan, "ref"));
     *info = KernelInfo{};
     std::unique_ptr<Kernel> k;
-    VITRT_RETURN_IF_ERROR(kFactories[static_cast<int32_t>(node.type)](plan, &k, info));
+    VITRT_RETURN_IF_ERROR(Table::find(kKernels, node.type)->factory(plan, &k, info));
     *kernel = std::move(k);
     return Status::Ok();
   }

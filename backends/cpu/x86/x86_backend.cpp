@@ -1,48 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The x86 backend: a table OpType -> x86 factory (nullptr = reference), the reference backend for everything
-// the x86 kernels decline, the resolved options, and the lent Linear/Conv2d kernels (oneDNN) when asked for
-// and registered (alt_kernels.h).
+// The x86 backend: its op table (an x86 factory or the reference kernel for every op), the reference backend
+// for everything the x86 kernels decline, the resolved options, and the lent Linear/Conv2d kernels (oneDNN)
+// when asked for and registered (alt_kernels.h).
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 
 #include "backends/cpu/x86/x86_internal.h"
+#include "backends/op_table.h"
 #include "ops/op_registry.h"
 
 namespace vitrt {
 namespace x86 {
 namespace {
 
-Factory factory_for(OpType t) {
-  switch (t) {
-    case OpType::kLinear:
-      return create_linear_any;
-    case OpType::kConv2d:
-      return create_conv2d_any_layout;
-    case OpType::kLayerNorm:
-      return create_layer_norm;
-    case OpType::kGelu:
-      return create_gelu;
-    case OpType::kAdd:
-    case OpType::kMul:
-      return create_binary;
-    case OpType::kSoftmaxAttention:
-      return create_softmax_attention;
-    case OpType::kTranspose:
-      return create_transpose;
-    case OpType::kLinearAttention:
-      return create_linear_attention;
-    case OpType::kReusedAttention:
-      return create_reused_attention;
-    case OpType::kAttentionResidual:
-      return create_attention_residual;
-    case OpType::kConvMlp:
-      return create_conv_mlp;
-    default:
-      return nullptr;
-  }
-}
+using Table = OpTable<Factory>;
+
+// Every op of core/ops/op_list.h, in its order (backends/op_table.h): an x86 kernel, or the reference kernel
+// for the ops this backend does not accelerate. An x86 factory may also decline a node (no kernel); the
+// reference kernel then runs it.
+constexpr Table::Row kKernels[] = {
+    Table::kernel(OpType::kConv2d, create_conv2d_any_layout),
+    Table::reference(OpType::kBatchNorm2d),
+    Table::kernel(OpType::kLinear, create_linear_any),
+    Table::kernel(OpType::kLayerNorm, create_layer_norm),
+    Table::kernel(OpType::kGelu, create_gelu),
+    Table::reference(OpType::kRelu),
+    Table::kernel(OpType::kAdd, create_binary),
+    Table::kernel(OpType::kMul, create_binary),
+    Table::reference(OpType::kConcat),
+    Table::reference(OpType::kSlice),
+    Table::reference(OpType::kReshape),
+    Table::kernel(OpType::kTranspose, create_transpose),
+    Table::reference(OpType::kReduceMean),
+    Table::reference(OpType::kSoftmax),
+    Table::kernel(OpType::kSoftmaxAttention, create_softmax_attention),
+    Table::reference(OpType::kAdaptiveAvgPool2d),
+    Table::kernel(OpType::kLinearAttention, create_linear_attention),
+    Table::kernel(OpType::kReusedAttention, create_reused_attention),
+    Table::kernel(OpType::kAttentionResidual, create_attention_residual),
+    Table::reference(OpType::kMatMul),
+    Table::reference(OpType::kSub),
+    Table::reference(OpType::kDiv),
+    Table::reference(OpType::kExp),
+    Table::reference(OpType::kReduceSum),
+    Table::reference(OpType::kReduceMax),
+    Table::kernel(OpType::kConvMlp, create_conv_mlp),
+};
+static_assert(Table::complete(kKernels),
+              "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");
 
 class X86Backend final : public Backend {
  public:
@@ -51,7 +58,14 @@ class X86Backend final : public Backend {
 
   const char* name() const override { return "cpu"; }
 
-  bool supports(const Node& node) const override { return ref_->supports(node); }
+  OpImpl op_impl(OpType type) const override {
+    const Table::Row* row = Table::find(kKernels, type);
+    return row ? row->impl : OpImpl::kNotImplemented;
+  }
+
+  bool supports(const Node& node) const override {
+    return op_impl(node.type) != OpImpl::kNotImplemented && ref_->supports(node);
+  }
 
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
     if (!plan.node || !kernel || !info)
@@ -72,7 +86,7 @@ class X86Backend final : public Backend {
     Shape want[kMaxOpOutputs];
     bool shapes_ok = infer_node_shapes(node, shapes, plan.num_src, want).ok();
     for (int o = 0; shapes_ok && o < plan.num_dst; ++o) shapes_ok = want[o] == plan.dst_shapes[o];
-    Factory f = factory_for(node.type);
+    const Factory f = Table::find(kKernels, node.type)->factory;  // nullptr: the reference kernel
     if (f && all_f32 && shapes_ok) {
       *info = KernelInfo{};
       std::unique_ptr<Kernel> k;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 
 #include "common/checked_math.h"
 #include "onnx/onnx_limits.h"
@@ -180,6 +181,10 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
       // Integer (SymDim) arithmetic and comparisons.
       const SymDim a = as_sym(*in[0], at[0]);
       const SymDim b = in.size() > 1 ? as_sym(*in[1], at[1]) : SymDim{};
+      SymDim r;
+      auto overflow = [&]() {
+        return cx.bad_node(n, "integer overflow in " + a.str() + " " + op + " " + b.str());
+      };
       auto batch_dependent = [&]() {
         return cx.unsupported_node(n, "its result " + a.str() + " " + op + " " + b.str() +
                                           " depends on the batch in a form the importer does not fold");
@@ -188,22 +193,28 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
         const double x = as_double(*in[0], at[0]), y = as_double(*in[1], at[1]);
         out->i[e] = SymDim::of(op == "Equal" ? x == y : op == "Less" ? x < y : x > y);
       } else if (op == "Add") {
-        out->i[e] = SymDim{a.c + b.c, a.k + b.k};
+        if (!checked_add(a.c, b.c, &r.c) || !checked_add(a.k, b.k, &r.k)) return overflow();
+        out->i[e] = r;
       } else if (op == "Sub") {
-        out->i[e] = SymDim{a.c - b.c, a.k - b.k};
+        if (!checked_sub(a.c, b.c, &r.c) || !checked_sub(a.k, b.k, &r.k)) return overflow();
+        out->i[e] = r;
       } else if (op == "Neg") {
-        out->i[e] = SymDim{-a.c, -a.k};
+        if (!checked_sub(0, a.c, &r.c) || !checked_sub(0, a.k, &r.k)) return overflow();
+        out->i[e] = r;
       } else if (op == "Abs") {
         if (!a.is_static()) return batch_dependent();
+        if (a.c == INT64_MIN) return overflow();
         out->i[e] = SymDim::of(a.c < 0 ? -a.c : a.c);
       } else if (op == "Mul") {
         if (!a.is_static() && !b.is_static()) return batch_dependent();
         const SymDim& s = a.is_static() ? b : a;
         const int64_t m = a.is_static() ? a.c : b.c;
-        out->i[e] = SymDim{s.c * m, s.k * m};
+        if (!checked_mul(s.c, m, &r.c) || !checked_mul(s.k, m, &r.k)) return overflow();
+        out->i[e] = r;
       } else if (op == "Div") {
         if (!b.is_static()) return batch_dependent();
         if (b.c == 0) return cx.bad_node(n, "integer division by zero");
+        if (b.c == -1 && (a.c == INT64_MIN || a.k == INT64_MIN)) return overflow();
         if (!a.is_static() && (a.c % b.c != 0 || a.k % b.c != 0)) return batch_dependent();
         out->i[e] = SymDim{a.c / b.c, a.k / b.c};
       } else if (op == "Min" || op == "Max") {
@@ -396,6 +407,9 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
     VITRT_RETURN_IF_ERROR(scalar_of(cx, n, *in[1], "limit", &limit));
     VITRT_RETURN_IF_ERROR(scalar_of(cx, n, *in[2], "delta", &delta));
     if (delta == 0) return cx.bad_node(n, "delta is 0");
+    const double bound = 4611686018427387904.0;  // 2^62: integer ranges stay far from int64 overflow
+    if (!(std::fabs(start) < bound && std::fabs(limit) < bound && std::fabs(delta) < bound))
+      return cx.bad_node(n, "start, limit or delta is not finite or out of range");
     const double count = std::max(std::ceil((limit - start) / delta), 0.0);
     if (!(count <= static_cast<double>(kMaxFoldedElements)))
       return cx.unsupported_node(n, "the range would exceed the folded-constant limit");
@@ -528,8 +542,10 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
     for (size_t i = 0; i < starts.size(); ++i) {
       int ax;
       VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, axes[i], s.rank(), &ax));
-      const int64_t dim = s.shape[ax], st = steps[i];
-      if (st == 0) return cx.bad_node(n, "step 0");
+      const int64_t dim = s.shape[ax];
+      if (steps[i] == 0) return cx.bad_node(n, "step 0");
+      // A step beyond the axis takes at most one element either way; clamping keeps the arithmetic small.
+      const int64_t st = std::clamp<int64_t>(steps[i], -(dim + 1), dim + 1);
       int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
       int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
       if (st > 0) {
@@ -622,7 +638,19 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
   if (op == "Expand" && in.size() > 1 && in[1])
     for (const SymDim& d : in[1]->i)
       if (!d.is_static()) return Status::Ok();
-  if (op != "Constant" && (in.empty() || !in[0])) return cx.bad_node(n, "its first input is missing");
+  // The inputs each op reads unconditionally must be there (a hostile node may have any number).
+  static const std::map<std::string, size_t> kRequired = {
+      {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3}, {"Gather", 2}, {"Reshape", 2},
+      {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},   {"Div", 2},    {"Pow", 2},
+      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 2},   {"Max", 2}};
+  const auto req = kRequired.find(op);
+  const size_t required = req == kRequired.end() ? 1 : req->second;
+  // Every op but these (whose optional inputs are read only when present) reads every input it is given.
+  const bool reads_all = op != "Slice" && op != "Unsqueeze" && op != "Squeeze" && op != "Dropout";
+  if (in.size() < required) return cx.bad_node(n, "needs " + std::to_string(required) + " inputs");
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!in[i] && (i < required || reads_all))
+      return cx.bad_node(n, "input " + std::to_string(i) + " is missing");
   if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty() &&
       (!cx.consumers(n.output(1)).empty() || cx.is_graph_output(n.output(1))))
     return cx.unsupported_node(n, "its mask output is read");

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "common/checked_math.h"
+
 namespace vitrt::convert {
 namespace {
 
@@ -466,9 +468,10 @@ Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
     std::vector<int64_t> target;
     int64_t total = 1, known = 1;
     int infer = -1;
-    for (const SymDim& d : from) total *= d.at(b);
+    for (const SymDim& d : from) total *= d.at(b);  // an activation's: within the IR's element limit
     for (size_t d = 0; d < spec.size(); ++d) {
-      int64_t v = spec[d].at(b);
+      int64_t v;
+      if (!spec[d].at_checked(b, &v)) return cx.bad_node(n, "shape " + sym_dims_str(spec) + " overflows");
       if (v == 0 && !allowzero) {
         if (d >= from.size()) return cx.bad_node(n, "shape copies a dimension the input lacks");
         v = from[d].at(b);
@@ -478,8 +481,8 @@ Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
         infer = static_cast<int>(d);
       } else if (v < 1) {
         return cx.bad_node(n, "shape " + sym_dims_str(spec) + " has a dimension below 1");
-      } else {
-        known *= v;
+      } else if (!checked_mul(known, v, &known)) {
+        return cx.bad_node(n, "shape " + sym_dims_str(spec) + " overflows");
       }
       target.push_back(v);
     }

@@ -9,6 +9,18 @@ namespace {
 
 using NodeProto = onnx::NodeProto;
 
+// Input i of a node, "" when it has fewer (a hostile node may have any number).
+const std::string& arg(const NodeProto& n, int i) {
+  static const std::string none;
+  return i >= 0 && i < n.input_size() ? n.input(i) : none;
+}
+
+// Output 0 of a node, "" when it has none.
+const std::string& out0(const NodeProto& n) {
+  static const std::string none;
+  return n.output_size() > 0 ? n.output(0) : none;
+}
+
 struct Matcher {
   ImportContext& cx;
   std::vector<int> nodes;  // matched so far
@@ -27,8 +39,8 @@ struct Matcher {
   std::string other(int n, const std::string& value) const {
     const NodeProto& p = node(n);
     if (p.input_size() != 2) return "";
-    if (p.input(0) == value && p.input(1) != value) return p.input(1);
-    if (p.input(1) == value && p.input(0) != value) return p.input(0);
+    if (arg(p, 0) == value && arg(p, 1) != value) return arg(p, 1);
+    if (arg(p, 1) == value && arg(p, 0) != value) return arg(p, 0);
     return "";
   }
   // Whether `name` is a float constant holding one value close to `want` (relative 1e-5).
@@ -51,8 +63,8 @@ struct Matcher {
     const NodeProto& p = node(n);
     if (cx.attr_int(p, "keepdims", 1) != 1) return false;
     std::vector<int64_t> axes = cx.attr_ints(p, "axes");
-    if (!cx.attr(p, "axes") && p.input_size() > 1 && !p.input(1).empty()) {
-      const OnnxValue* a = cx.find(p.input(1));
+    if (!cx.attr(p, "axes") && p.input_size() > 1 && !arg(p, 1).empty()) {
+      const OnnxValue* a = cx.find(arg(p, 1));
       if (!a || !a->is_const || a->i.size() != 1 || !a->i[0].is_static()) return false;
       axes = {a->i[0].c};
     }
@@ -68,57 +80,57 @@ Status match_layer_norm(ImportContext& cx, int index, bool* matched) {
   Matcher m{cx, {index}};
   const NodeProto& root = cx.onnx_graph().node(index);
   if (root.op_type() != "ReduceMean" || root.input_size() < 1) return Status::Ok();
-  const std::string x = root.input(0);
+  const std::string x = arg(root, 0);
   OnnxValue* xv = cx.find(x);
   if (!xv || xv->is_const || xv->rank() < 1 || !xv->dims.back().is_static() ||
       !m.last_axis_mean(index, xv->rank()))
     return Status::Ok();
   const int64_t c = xv->dims.back().c;
-  const int sub = m.next(root.output(0), "Sub");
-  if (sub < 0 || m.node(sub).input(0) != x || m.node(sub).input(1) != root.output(0)) return Status::Ok();
-  const std::string d = m.node(sub).output(0);
+  const int sub = m.next(out0(root), "Sub");
+  if (sub < 0 || arg(m.node(sub), 0) != x || arg(m.node(sub), 1) != out0(root)) return Status::Ok();
+  const std::string d = out0(m.node(sub));
   const auto& readers = cx.consumers(d);
   if (readers.size() != 2 || cx.is_graph_output(d)) return Status::Ok();
   int sq = -1, div = -1;
   for (int r : readers) {
     const NodeProto& p = m.node(r);
     if (cx.consumed(r)) return Status::Ok();
-    if (p.op_type() == "Pow" && p.input(0) == d && m.scalar(p.input(1), 2.0))
+    if (p.op_type() == "Pow" && arg(p, 0) == d && m.scalar(arg(p, 1), 2.0))
       sq = r;
-    else if (p.op_type() == "Mul" && p.input_size() == 2 && p.input(0) == d && p.input(1) == d)
+    else if (p.op_type() == "Mul" && p.input_size() == 2 && arg(p, 0) == d && arg(p, 1) == d)
       sq = r;
-    else if (p.op_type() == "Div" && p.input(0) == d)
+    else if (p.op_type() == "Div" && arg(p, 0) == d)
       div = r;
   }
   if (sq < 0 || div < 0) return Status::Ok();
   m.nodes.push_back(sq);
-  const int var = m.next(m.node(sq).output(0), "ReduceMean");
+  const int var = m.next(out0(m.node(sq)), "ReduceMean");
   if (var < 0 || !m.last_axis_mean(var, xv->rank())) return Status::Ok();
-  const int add = m.next(m.node(var).output(0), "Add");
+  const int add = m.next(out0(m.node(var)), "Add");
   float eps = 0;
-  if (add < 0 || !m.scalar(m.other(add, m.node(var).output(0)), 0.0, &eps) || !(eps >= 0))
-    return Status::Ok();
-  const int sqrt = m.next(m.node(add).output(0), "Sqrt");
+  if (add < 0 || !m.scalar(m.other(add, out0(m.node(var))), 0.0, &eps) || !(eps >= 0)) return Status::Ok();
+  const int sqrt = m.next(out0(m.node(add)), "Sqrt");
   if (sqrt < 0) return Status::Ok();
-  const int div2 = m.next(m.node(sqrt).output(0), "Div");
-  if (div2 != div || m.node(div).input(1) != m.node(sqrt).output(0)) return Status::Ok();
-  std::string out = m.node(div).output(0);
+  const int div2 = m.next(out0(m.node(sqrt)), "Div");
+  if (div2 != div || arg(m.node(div), 1) != out0(m.node(sqrt))) return Status::Ok();
+  std::string out = out0(m.node(div));
   std::string gamma, beta;
   const size_t before_affine = m.nodes.size();
   const int mul = m.next(out, "Mul");
   if (mul >= 0 && m.channel_vector(m.other(mul, out), c)) {
     gamma = m.other(mul, out);
-    out = m.node(mul).output(0);
+    out = out0(m.node(mul));
     const int badd = m.next(out, "Add");
     if (badd >= 0 && m.channel_vector(m.other(badd, out), c)) {
       beta = m.other(badd, out);
-      out = m.node(badd).output(0);
+      out = out0(m.node(badd));
     } else if (badd >= 0) {
       m.nodes.pop_back();
     }
   } else if (mul >= 0) {
     m.nodes.resize(before_affine);
   }
+  if (out.empty()) return Status::Ok();
   int32_t xt, gt = kAbsent, bt = kAbsent;
   VITRT_RETURN_IF_ERROR(cx.ir_tensor(xv, x, &xt));
   if (!gamma.empty()) VITRT_RETURN_IF_ERROR(cx.ir_tensor(cx.find(gamma), gamma, &gt));
@@ -142,7 +154,7 @@ Status match_layer_norm(ImportContext& cx, int index, bool* matched) {
 Status emit_gelu(ImportContext& cx, Matcher& m, const NodeProto& root, const std::string& x,
                  GeluApproximation approx, const std::string& out, bool* matched) {
   OnnxValue* xv = cx.find(x);
-  if (!xv || xv->is_const) return Status::Ok();
+  if (!xv || xv->is_const || out.empty()) return Status::Ok();
   int32_t xt;
   VITRT_RETURN_IF_ERROR(cx.ir_tensor(xv, x, &xt));
   OnnxValue v;
@@ -159,18 +171,18 @@ Status match_gelu_erf(ImportContext& cx, int index, bool* matched) {
   Matcher m{cx, {index}};
   const NodeProto& root = cx.onnx_graph().node(index);
   if ((root.op_type() != "Div" && root.op_type() != "Mul") || root.input_size() != 2) return Status::Ok();
-  const std::string x = root.input(0);
+  const std::string x = arg(root, 0);
   const bool div = root.op_type() == "Div";
-  if (!m.scalar(root.input(1), div ? std::sqrt(2.0) : std::sqrt(0.5))) return Status::Ok();
-  const int erf = m.next(root.output(0), "Erf");
+  if (!m.scalar(arg(root, 1), div ? std::sqrt(2.0) : std::sqrt(0.5))) return Status::Ok();
+  const int erf = m.next(out0(root), "Erf");
   if (erf < 0) return Status::Ok();
-  const int add = m.next(m.node(erf).output(0), "Add");
-  if (add < 0 || !m.scalar(m.other(add, m.node(erf).output(0)), 1.0)) return Status::Ok();
-  const int mul = m.next(m.node(add).output(0), "Mul");
-  if (mul < 0 || m.other(mul, m.node(add).output(0)) != x) return Status::Ok();
-  const int half = m.next(m.node(mul).output(0), "Mul");
-  if (half < 0 || !m.scalar(m.other(half, m.node(mul).output(0)), 0.5)) return Status::Ok();
-  return emit_gelu(cx, m, root, x, GeluApproximation::kErf, m.node(half).output(0), matched);
+  const int add = m.next(out0(m.node(erf)), "Add");
+  if (add < 0 || !m.scalar(m.other(add, out0(m.node(erf))), 1.0)) return Status::Ok();
+  const int mul = m.next(out0(m.node(add)), "Mul");
+  if (mul < 0 || m.other(mul, out0(m.node(add))) != x) return Status::Ok();
+  const int half = m.next(out0(m.node(mul)), "Mul");
+  if (half < 0 || !m.scalar(m.other(half, out0(m.node(mul))), 0.5)) return Status::Ok();
+  return emit_gelu(cx, m, root, x, GeluApproximation::kErf, out0(m.node(half)), matched);
 }
 
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as torch exports nn.GELU(approximate='tanh'):
@@ -180,39 +192,39 @@ Status match_gelu_tanh(ImportContext& cx, int index, bool* matched) {
   Matcher m{cx, {index}};
   const NodeProto& root = cx.onnx_graph().node(index);
   std::string x, cube;
-  if (root.op_type() == "Mul" && root.input_size() == 2 && root.input(0) == root.input(1)) {
-    x = root.input(0);
-    const int c3 = m.next(root.output(0), "Mul");
-    if (c3 < 0 || m.other(c3, root.output(0)) != x) return Status::Ok();
-    cube = m.node(c3).output(0);
-  } else if (root.op_type() == "Pow" && root.input_size() == 2 && m.scalar(root.input(1), 3.0)) {
-    x = root.input(0);
-    cube = root.output(0);
+  if (root.op_type() == "Mul" && root.input_size() == 2 && arg(root, 0) == arg(root, 1)) {
+    x = arg(root, 0);
+    const int c3 = m.next(out0(root), "Mul");
+    if (c3 < 0 || m.other(c3, out0(root)) != x) return Status::Ok();
+    cube = out0(m.node(c3));
+  } else if (root.op_type() == "Pow" && root.input_size() == 2 && m.scalar(arg(root, 1), 3.0)) {
+    x = arg(root, 0);
+    cube = out0(root);
   } else {
     return Status::Ok();
   }
   const int k = m.next(cube, "Mul");
   if (k < 0 || !m.scalar(m.other(k, cube), 0.044715)) return Status::Ok();
-  const int inner = m.next(m.node(k).output(0), "Add");
-  if (inner < 0 || m.other(inner, m.node(k).output(0)) != x) return Status::Ok();
-  const int scale = m.next(m.node(inner).output(0), "Mul");
-  if (scale < 0 || !m.scalar(m.other(scale, m.node(inner).output(0)), std::sqrt(2.0 / M_PI)))
-    return Status::Ok();
-  const int tanh = m.next(m.node(scale).output(0), "Tanh");
+  const int inner = m.next(out0(m.node(k)), "Add");
+  if (inner < 0 || m.other(inner, out0(m.node(k))) != x) return Status::Ok();
+  const int scale = m.next(out0(m.node(inner)), "Mul");
+  if (scale < 0 || !m.scalar(m.other(scale, out0(m.node(inner))), std::sqrt(2.0 / M_PI))) return Status::Ok();
+  const int tanh = m.next(out0(m.node(scale)), "Tanh");
   if (tanh < 0) return Status::Ok();
-  const int one = m.next(m.node(tanh).output(0), "Add");
-  if (one < 0 || !m.scalar(m.other(one, m.node(tanh).output(0)), 1.0)) return Status::Ok();
-  const int mx = m.next(m.node(one).output(0), "Mul");
-  if (mx < 0 || m.other(mx, m.node(one).output(0)) != x) return Status::Ok();
-  const int half = m.next(m.node(mx).output(0), "Mul");
-  if (half < 0 || !m.scalar(m.other(half, m.node(mx).output(0)), 0.5)) return Status::Ok();
-  return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, m.node(half).output(0), matched);
+  const int one = m.next(out0(m.node(tanh)), "Add");
+  if (one < 0 || !m.scalar(m.other(one, out0(m.node(tanh))), 1.0)) return Status::Ok();
+  const int mx = m.next(out0(m.node(one)), "Mul");
+  if (mx < 0 || m.other(mx, out0(m.node(one))) != x) return Status::Ok();
+  const int half = m.next(out0(m.node(mx)), "Mul");
+  if (half < 0 || !m.scalar(m.other(half, out0(m.node(mx))), 0.5)) return Status::Ok();
+  return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, out0(m.node(half)), matched);
 }
 
 }  // namespace
 
 Status match_patterns(ImportContext& cx, int index, bool* matched) {
   *matched = false;
+  if (cx.onnx_graph().node(index).output_size() < 1) return Status::Ok();
   VITRT_RETURN_IF_ERROR(match_layer_norm(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_erf(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_tanh(cx, index, matched));

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/checked_math.h"
+
 namespace vitrt::convert {
 
 struct SymDim {
@@ -18,8 +20,13 @@ struct SymDim {
   bool is_static() const { return k == 0; }
   bool operator==(const SymDim& o) const { return c == o.c && k == o.k; }
   bool operator!=(const SymDim& o) const { return !(*this == o); }
-  // The value at a given batch size (for shapes at batch 1 and 2).
+  // The value at a given batch size (for shapes at batch 1 and 2); at() only for values known to be small
+  // (activation dims), at_checked() for anything a file declares.
   int64_t at(int64_t b) const { return c + k * b; }
+  bool at_checked(int64_t b, int64_t* out) const {
+    int64_t kb;
+    return checked_mul(k, b, &kb) && checked_add(c, kb, out);
+  }
   std::string str() const {
     if (k == 0) return std::to_string(c);
     std::string s = (k == 1 ? std::string("B") : std::to_string(k) + "B");

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "arch/arch.h"
 #include "checkpoint/checkpoint.h"
 #include "loader/model_loader.h"
@@ -22,46 +23,9 @@
 
 using namespace vitrt;
 
-// Every allocation in this binary is counted while g_counting is set (glibc's own entry points do the work).
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-void count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void* malloc(size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-void* calloc(size_t a, size_t b) {
-  count();
-  return __libc_calloc(a, b);
-}
-void* realloc(void* p, size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-void* aligned_alloc(size_t a, size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-void* memalign(size_t a, size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** p, size_t a, size_t n) {
-  count();
-  *p = __libc_memalign(a, n);
-  return *p ? 0 : 12;
-}
-}
+// Every allocation in this binary is counted while g_counting is set (tests/alloc_counter.h).
+using vitrt::test::g_allocations;
+using vitrt::test::g_counting;
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <random>
 
 #include "op_test_util.h"
@@ -212,7 +213,9 @@ TEST_CASE("DeiT-shaped timings (informational)") {
   REQUIRE(conv.plan(*backend, OpType::kConv2d, ca, {&img, &pw}, {false, true}).ok());
   const double conv_gf = gflops_of(conv, {&img, &pw}, 2.0 * 196 * 192 * 768, 10);
   MESSAGE("Conv2d patch embed 16x16/16 -> 192: ", conv_gf, " GFLOP/s");
-  CHECK(lin_gf > 0.5);
+  // A floor for uninstrumented builds only: under ASan (tools/test.sh --sanitize sets VITRT_SANITIZED) every load
+  // and store is checked and the reference Linear runs at ~0.4 GFLOP/s.
+  if (!std::getenv("VITRT_SANITIZED")) CHECK(lin_gf > 0.5);
 }
 
 }  // namespace

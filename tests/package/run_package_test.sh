@@ -44,6 +44,11 @@ else
   bad "installed bin/vitrt: $out; $(ldd "$prefix/bin/vitrt" | grep vitrt)"
 fi
 
+# A sanitized build's library (tools/test.sh --sanitize sets VITRT_SANITIZED) needs its sanitizer runtime loaded
+# first: the consumer is built with the same -fsanitize, as a downstream user of such a build would.
+san=()
+[ -n "${VITRT_SANITIZED:-}" ] && san=("-fsanitize=$VITRT_SANITIZED")
+
 check_consumer() {  # check_consumer HOW BINARY
   local out
   if out=$(env -u LD_LIBRARY_PATH "$2" "$model" "$image" 2>"$work/err"); then
@@ -59,7 +64,7 @@ check_consumer() {  # check_consumer HOW BINARY
 
 # 1. CMake: find_package(vitrt) from the installed prefix.
 if cmake -S "$src/tests/package" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-     -DCMAKE_BUILD_RPATH="$libdir" >"$work/cfg.log" 2>&1 &&
+     -DCMAKE_BUILD_RPATH="$libdir" -DCMAKE_CXX_FLAGS="${san[*]}" >"$work/cfg.log" 2>&1 &&
    cmake --build "$work/cmake-build" >"$work/build.log" 2>&1; then
   ok "find_package(vitrt) + target vitrt::vitrt build a consumer"
   check_consumer "cmake" "$work/cmake-build/consumer"
@@ -70,7 +75,7 @@ fi
 # 2. pkg-config, with the .pc file found through PKG_CONFIG_PATH only.
 pcdir=$(dirname "$(find "$prefix" -name vitrt.pc | head -1)")
 if flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs vitrt) &&
-   c++ -std=c++17 "$src/tests/package/consumer.cpp" -o "$work/consumer-pc" $flags -Wl,-rpath,"$libdir" \
+   c++ -std=c++17 "${san[@]}" "$src/tests/package/consumer.cpp" -o "$work/consumer-pc" $flags -Wl,-rpath,"$libdir" \
      2>"$work/pc.log"; then
   ok "pkg-config vitrt ($flags) builds a consumer"
   check_consumer "pkg-config" "$work/consumer-pc"

@@ -37,13 +37,14 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 # With VITRT_FIXTURES_FROM=TREE, $build/fixtures is a link to TREE's Python reference fixtures and ctest is told not
-# to make them again (reuse=(...) goes on its command line).
+# to make them again (reuse=(...) goes on its command line): neither as setup of the tests that need them nor as
+# tests of their own (-E), which would rewrite TREE's files.
 reuse=()
 reuse_fixtures() {
   if [ -n "${VITRT_FIXTURES_FROM:-}" ]; then
     rm -rf $build/fixtures
     ln -s "$(cd "$VITRT_FIXTURES_FROM" && pwd)/fixtures" $build/fixtures
-    reuse=(--fixture-exclude-setup '.*')
+    reuse=(--fixture-exclude-setup '.*' -E '^fixture_')
   fi
 }
 # Sanitizer reports end the process with a non-zero status (the test fails) and print a symbolised stack.

@@ -56,8 +56,8 @@ case $mode in
     select=()
     if [ "$mode" = --sanitize-subset ]; then
       cmake --build $build -j"$jobs" --target vitrt_unit_tests vitrt_converter_tests vitrt_planner_tests \
-        vitrt_ops_tests vitrt_image_tests vitrt_hostile_tests vitrt_capi_example vitrt_capi_threads vitrt_fuzz_replay \
-        vitrt-convert vitrt_cli
+        vitrt_ops_tests vitrt_image_tests vitrt_hostile_tests vitrt_capi_example vitrt_capi_info vitrt_capi_threads \
+        vitrt_fuzz_replay vitrt-convert vitrt_cli
       # x86 is left out: its "packed-GEMM and row-loop Newton steps give the same bits" test fails under the
       # sanitized build's codegen (docs/limits.md, "Sanitizers"). hostile_cli drops its ulimit -v caps when
       # VITRT_SANITIZED is set.
@@ -90,7 +90,7 @@ case $mode in
     build=build-tsan
     cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
       -DVITRT_BUILD_TESTS=ON -DVITRT_ONEDNN=OFF -DVITRT_SANITIZE=thread "${launcher[@]}"
-    cmake --build $build -j"$jobs" --target vitrt-convert vitrt_capi_example vitrt_capi_threads
+    cmake --build $build -j"$jobs" --target vitrt-convert vitrt_capi_example vitrt_capi_info vitrt_capi_threads
     export OMP_TOOL_LIBRARIES=/usr/lib/llvm-16/lib/libarcher.so
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1
     reuse_fixtures

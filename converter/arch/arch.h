@@ -55,6 +55,11 @@ Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Gra
 constexpr int kMaxImageSide = 65536;
 Status check_options(const ConvertOptions& opt);
 
+// Applies the preprocessing flags (--crop, --resize, --interp, --mean, --std) on top of a model's default
+// pipeline, expanding one-value mean/std to every channel, and refuses a non-finite normalisation or a crop
+// that is not the model's input side. Shared by the checkpoint and ONNX routes.
+Status apply_preprocess_flags(const ConvertOptions& opt, int64_t image_size, Preprocess* pp);
+
 // Labels files: a regular file of at most kMaxLabelsFileBytes, one label per line of at most kMaxLabelBytes
 // ('\r\n' endings accepted, trailing empty lines dropped). io_error when it cannot be read, bad_input
 // (naming the file and what is wrong) otherwise.

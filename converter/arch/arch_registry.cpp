@@ -226,33 +226,7 @@ Status convert_impl(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* ou
     pp.std = {0.5f};
   }
   VITRT_RETURN_IF_ERROR(apply_checkpoint_args(ckpt, opt, &pp, log));
-  if (opt.crop) pp.crop_h = pp.crop_w = opt.crop;
-  if (opt.resize) pp.resize_shorter = opt.resize;
-  if (!opt.interpolation.empty()) {
-    if (opt.interpolation == "bilinear")
-      pp.interpolation = Interpolation::kBilinear;
-    else if (opt.interpolation == "bicubic")
-      pp.interpolation = Interpolation::kBicubic;
-    else
-      return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
-  }
-  auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
-    if (v.empty()) return Status::Ok();
-    if (v.size() == 1)
-      dst->assign(pp.channels, v[0]);
-    else if (v.size() == static_cast<size_t>(pp.channels))
-      *dst = v;
-    else
-      return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
-    return Status::Ok();
-  };
-  VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp.mean));
-  VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp.std));
-  if (!all_finite(pp.mean) || !all_finite(pp.std) || !all_positive(pp.std))
-    return bad_input("the model's normalisation (mean/std) is not finite with a positive std");
-  if (pp.crop_h != info.image_size || pp.crop_w != info.image_size)
-    return invalid_argument("--crop " + std::to_string(pp.crop_h) + " differs from the model input size " +
-                            std::to_string(info.image_size) + " (use --image-size to change the input size)");
+  VITRT_RETURN_IF_ERROR(apply_preprocess_flags(opt, info.image_size, &pp));
   md.preprocess = pp;
 
   const Shape& logits = b.shape(g.outputs[0]);
@@ -267,6 +241,37 @@ Status convert_impl(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* ou
 }
 
 }  // namespace
+
+Status apply_preprocess_flags(const ConvertOptions& opt, int64_t image_size, Preprocess* pp) {
+  if (opt.crop) pp->crop_h = pp->crop_w = opt.crop;
+  if (opt.resize) pp->resize_shorter = opt.resize;
+  if (!opt.interpolation.empty()) {
+    if (opt.interpolation == "bilinear")
+      pp->interpolation = Interpolation::kBilinear;
+    else if (opt.interpolation == "bicubic")
+      pp->interpolation = Interpolation::kBicubic;
+    else
+      return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
+  }
+  auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
+    if (v.empty()) return Status::Ok();
+    if (v.size() == 1)
+      dst->assign(static_cast<size_t>(pp->channels), v[0]);
+    else if (v.size() == static_cast<size_t>(pp->channels))
+      *dst = v;
+    else
+      return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp->channels) + " values");
+    return Status::Ok();
+  };
+  VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp->mean));
+  VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp->std));
+  if (!all_finite(pp->mean) || !all_finite(pp->std) || !all_positive(pp->std))
+    return bad_input("the model's normalisation (mean/std) is not finite with a positive std");
+  if (pp->crop_h != image_size || pp->crop_w != image_size)
+    return invalid_argument("--crop " + std::to_string(pp->crop_h) + " differs from the model input size " +
+                            std::to_string(image_size) + " (use --image-size to change the input size)");
+  return Status::Ok();
+}
 
 Status convert_checkpoint(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
   try {

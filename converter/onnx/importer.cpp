@@ -195,9 +195,6 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
     return unsupported("'" + path + "': the input is " + in.str() +
                        "; vitrt models take an image batch [B,C,H,W] with 1 or 3 channels");
   if (in[2] != in[3]) return unsupported("'" + path + "': the input " + in.str() + " is not square");
-  if (opt.crop && opt.crop != in[2])
-    return invalid_argument("--crop " + std::to_string(opt.crop) + " differs from the model input size " +
-                            std::to_string(in[2]));
   ModelMetadata& md = g.metadata;
   md.producer = "vitrt-convert";
   md.arch = "onnx";
@@ -206,25 +203,10 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
   Preprocess pp;
   pp.channels = static_cast<int32_t>(in[1]);
   pp.crop_h = pp.crop_w = static_cast<int32_t>(in[2]);
-  pp.resize_shorter = opt.resize ? opt.resize : static_cast<int32_t>(std::floor(in[2] / 0.875));
+  pp.resize_shorter = static_cast<int32_t>(std::floor(in[2] / 0.875));
   pp.interpolation = Interpolation::kBicubic;
   if (pp.channels == 1) pp.mean = pp.std = {0.5f};
-  if (opt.interpolation == "bilinear")
-    pp.interpolation = Interpolation::kBilinear;
-  else if (!opt.interpolation.empty() && opt.interpolation != "bicubic")
-    return invalid_argument("--interp must be bilinear or bicubic, got '" + opt.interpolation + "'");
-  auto expand = [&](const std::vector<float>& v, const char* flag, std::vector<float>* dst) -> Status {
-    if (v.empty()) return Status::Ok();
-    if (v.size() == 1)
-      dst->assign(static_cast<size_t>(pp.channels), v[0]);
-    else if (v.size() == static_cast<size_t>(pp.channels))
-      *dst = v;
-    else
-      return invalid_argument(std::string(flag) + " needs 1 or " + std::to_string(pp.channels) + " values");
-    return Status::Ok();
-  };
-  VITRT_RETURN_IF_ERROR(expand(opt.mean, "--mean", &pp.mean));
-  VITRT_RETURN_IF_ERROR(expand(opt.std, "--std", &pp.std));
+  VITRT_RETURN_IF_ERROR(apply_preprocess_flags(opt, in[2], &pp));
   md.preprocess = pp;
   const Shape& logits = g.tensors[g.outputs[0]].shape;
   if (logits.rank == 2)

@@ -83,12 +83,12 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
 }
 
 // Runs vitrt-convert MODEL -o OUT; returns the exit code and fills `err` with its stderr.
-int convert(const fs::path& model, const fs::path& out, std::string* err) {
+int convert(const fs::path& model, const fs::path& out, std::string* err, const std::string& flags = "") {
   const std::string bin = test::env_or("VITRT_BINARY_DIR", ".") + "/bin/vitrt-convert";
   REQUIRE_MESSAGE(fs::exists(bin), bin << " is not built");
   const fs::path log = out.string() + ".log";
-  const std::string cmd =
-      "'" + bin + "' '" + model.string() + "' -o '" + out.string() + "' >/dev/null 2>'" + log.string() + "'";
+  const std::string cmd = "'" + bin + "' '" + model.string() + "' -o '" + out.string() + "' " + flags +
+                          " >/dev/null 2>'" + log.string() + "'";
   const int rc = std::system(cmd.c_str());
   std::ifstream f(log);
   std::stringstream ss;
@@ -118,6 +118,29 @@ TEST_CASE("a tiny valid ONNX model converts") {
   std::string err;
   CHECK(convert(dir.path / "tiny.onnx", dir.path / "tiny.vitrt", &err) == 0);
   CHECK(fs::exists(dir.path / "tiny.vitrt"));
+}
+
+TEST_CASE("preprocessing flags on the ONNX route: the checkpoint route's rules (one shared function)") {
+  TempDir dir;
+  write_bytes(dir.path / "tiny.onnx", tiny_model().SerializeAsString());
+  std::string err;
+  CHECK(convert(dir.path / "tiny.onnx", dir.path / "ok.vitrt", &err,
+                "--interp bilinear --mean 0.5 --std 0.25") == 0);
+  CHECK(fs::exists(dir.path / "ok.vitrt"));
+  const struct {
+    const char* flags;
+    const char* needle;
+  } refused[] = {{"--crop 3", "differs from the model input size"},
+                 {"--mean 0.1,0.2", "--mean needs 1 or"},
+                 {"--interp nearest", "--interp must be bilinear or bicubic"}};
+  for (const auto& r : refused) {
+    CAPTURE(r.flags);
+    const fs::path out = dir.path / "refused.vitrt";
+    CHECK(convert(dir.path / "tiny.onnx", out, &err, r.flags) != 0);
+    CAPTURE(err);
+    CHECK(err.find(r.needle) != std::string::npos);
+    CHECK(!fs::exists(out));
+  }
 }
 
 TEST_CASE("malformed ONNX files are refused with exit 2 and a clear message") {

@@ -16,21 +16,12 @@
 #include "loader/model_loader.h"
 #include "model_writer.h"
 #include "runtime/session.h"
+#include "unit/test_graphs.h"
 
 namespace vitrt {
 namespace test {
 
-inline std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = scale * (static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f);
-  }
-  return v;
-}
-
-// Adds `name` to the checkpoint: `shape` filled with random_values(seed, scale).
+// Adds `name` to the checkpoint: `shape` filled with pseudo_random(seed, scale).
 inline void add_random(convert::Checkpoint* ck, const std::string& name, std::vector<int64_t> shape,
                        uint32_t seed, float scale = 0.4f) {
   int64_t n = 1;
@@ -38,7 +29,7 @@ inline void add_random(convert::Checkpoint* ck, const std::string& name, std::ve
   convert::CheckpointTensor& t = ck->tensors[name];
   t = convert::CheckpointTensor{};
   t.shape = std::move(shape);
-  t.values = random_values(static_cast<size_t>(n), seed, scale);
+  t.values = pseudo_random(static_cast<size_t>(n), seed, scale);
 }
 
 // The builder's graph, with the preprocessing of an h x w image (centre crop of a resize to the shorter
@@ -86,7 +77,7 @@ inline std::unique_ptr<Session> session(std::shared_ptr<const Model> m, const st
 // disabled.
 inline void check_same_outputs(Session& a, Session& b, int64_t max_batch, uint32_t seed, double rel_tol) {
   const std::vector<float> x =
-      random_values(static_cast<size_t>(a.input_shape(max_batch).numel()), seed, 1.5f);
+      pseudo_random(static_cast<size_t>(a.input_shape(max_batch).numel()), seed, 1.5f);
   for (int64_t batch = 1; batch <= max_batch; ++batch) {
     CAPTURE(batch);
     const size_t n = static_cast<size_t>(a.output_shape(batch).numel());

@@ -20,6 +20,7 @@
 #include "loader/model_loader.h"
 #include "model_writer.h"
 #include "runtime/session.h"
+#include "unit/test_graphs.h"
 
 using vitrt::test::g_allocations;
 using vitrt::test::g_counting;
@@ -27,15 +28,7 @@ using vitrt::test::g_counting;
 namespace vitrt {
 namespace {
 
-std::vector<float> pseudo_random(size_t n, uint32_t seed, float scale) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = scale * (static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f);
-  }
-  return v;
-}
+using test::pseudo_random;
 
 // image [B,3,20,20] -> conv 3×3 s2 p1 + ReLU [B,16,10,10] -> depthwise 3×3 -> conv 2×2 s2 + GELU [B,24,5,5]
 // -> 1×1 conv [B,24,5,5] -> tokens [B,25,24] -> Linear GELU 72 -> Linear (no bias) 24 + residual -> LayerNorm
@@ -115,7 +108,8 @@ std::shared_ptr<const Model> load(const Graph& g) {
 TEST_CASE("the allocation counter sees malloc, operator new and aligned allocation") {
   g_allocations = 0;
   g_counting = true;
-  // Each pointer escapes through `sink`, or the compiler may drop an allocation freed unused (GCC does under ASan).
+  // Each pointer escapes through `sink`, or the compiler may drop an allocation freed unused (GCC does under
+  // ASan).
   void* volatile sink = nullptr;
   void* p = std::malloc(16);
   sink = p;

@@ -10,9 +10,10 @@ source "$(dirname "$0")/cli_lib.sh"
 src=${VITRT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 py=${VITRT_PYTHON:-/usr/bin/python3}
 
-# Memory cap (virtual, KiB) for the commands that must not allocate what a crafted header declares; a normal
-# classify of a small model needs far less.
-mem_cap=600000
+# Memory cap (virtual, KiB) for the commands that must not allocate what a crafted header declares: 600 MB on top
+# of what the shared libraries map (cli_lib.sh); a normal classify of a small model needs far less.
+libs_kib=$(shared_libs_kib "$bin/vitrt")
+mem_cap=$((600000 + libs_kib))
 capped=(bash -c "ulimit -v $mem_cap && exec \"\$@\"" capped)
 sanitized && capped=(bash -c 'exec "$@"' capped)  # cli_lib.sh: no address-space caps under ASan
 
@@ -91,7 +92,7 @@ if sanitized; then
   echo "skip decoding that runs out of memory (needs an address-space cap, which ASan cannot run under)"
 else
   expect_exit 3 "large.png.*cannot allocate" "decoding that runs out of memory is a bad input" -- \
-    bash -c 'ulimit -v 200000 && exec "$@"' capped "$bin/vitrt" preprocess -m "$model" "$work/large.png" -o "$work/o.npy"
+    bash -c "ulimit -v $((200000 + libs_kib)) && exec \"\$@\"" capped "$bin/vitrt" preprocess -m "$model" "$work/large.png" -o "$work/o.npy"
 fi
 
 # 2. Inputs that are not regular files are refused without blocking or reading forever.

@@ -29,6 +29,16 @@ expect_exit() {
 # shadow memory, so sanitized runs go uncapped; the checks still see the refusal (ASan itself aborts on a huge
 # allocation), and a check that needs the cap to fail an allocation asks `sanitized` and is skipped.
 sanitized() { [ -n "${VITRT_SANITIZED:-}" ]; }
+# KiB of address space a binary's shared libraries map before main (file sizes of what ldd resolves): caps are a
+# budget on top of it, so a build that links large libraries (-DVITRT_CUDA=ON links cuBLAS, ~0.5 GB of
+# libcublasLt) still starts under them, and the budget itself is the same in every build.
+shared_libs_kib() {
+  local total=0 lib
+  for lib in $(ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+    total=$((total + $(stat -Lc %s "$lib") / 1024))
+  done
+  echo "$total"
+}
 
 # finish: prints the count line and exits non-zero when anything failed.
 finish() {

@@ -10,18 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi_check.h"
 #include "vitrt.h"
-
-static int failures = 0;
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-      ++failures;                                          \
-    }                                                      \
-  } while (0)
 
 /* Reads a little-endian float32 or float64 .npy (C order) into floats; returns the element count or -1. */
 static long read_npy(const char* path, float** out) {
@@ -122,10 +112,12 @@ int main(int argc, char** argv) {
   EXPECT(vitrt_session_memory(session, &act, &ws, &weights) == VITRT_OK && act > 0 && weights > 0, "memory");
 
   /* Error paths: each returns a status and a message, none crashes. */
-  EXPECT(vitrt_session_run(session, input, batch + 1, logits, (size_t)classes * (batch + 1)) == VITRT_ERR_BAD_INPUT,
+  EXPECT(vitrt_session_run(session, input, batch + 1, logits, (size_t)classes * (batch + 1)) ==
+             VITRT_ERR_BAD_INPUT,
          "batch above max_batch");
   EXPECT(strstr(vitrt_last_error_message(), "batch") != NULL, "message names the batch");
-  EXPECT(vitrt_session_run(session, input, batch, logits, 1) == VITRT_ERR_INVALID_ARGUMENT, "small output buffer");
+  EXPECT(vitrt_session_run(session, input, batch, logits, 1) == VITRT_ERR_INVALID_ARGUMENT,
+         "small output buffer");
   EXPECT(vitrt_session_run(NULL, input, batch, logits, 1) == VITRT_ERR_INVALID_ARGUMENT, "null session");
   vitrt_model_t* bad = (vitrt_model_t*)1;
   EXPECT(vitrt_model_load("/nonexistent.vitrt", &bad) == VITRT_ERR_IO && bad == NULL, "missing file");

@@ -173,20 +173,26 @@ TEST_CASE("Pow 2, ReduceMean, Div by a power of two, Reciprocal") {
   });
 }
 
-TEST_CASE("an Expand to the batch read by a Concat (a class token)") {
-  // tok [1,1,4] expanded to [B,1,4] (the shape from Shape(x)) and concatenated before x [B,2,4]; Gemm-free
-  // MatMul with a bias Add after it becomes one Linear.
-  onnx::ModelProto m = test::model_with_input({2, 4}, 17);
-  auto* g = m.mutable_graph();
+// A class token `tok` [1,1,4] expanded to "toks" [B,1,4] with the batch read from Shape(x), as exports write
+// it.
+static void add_class_token_expand(onnx::GraphProto* g) {
   *g->add_initializer() = test::pattern_tensor("tok", {1, 1, 4}, 0.5f);
-  *g->add_initializer() = test::pattern_tensor("w", {4, 3}, -0.04f);
-  *g->add_initializer() = test::pattern_tensor("bias", {3}, 0.25f);
   add_node(g, "Shape", {"x"}, {"s"});
   constant(g, "idx", test::int_tensor("", {1}, {0}));
   set_int(add_node(g, "Gather", {"s", "idx"}, {"b"}), "axis", 0);
   constant(g, "rest", test::int_tensor("", {2}, {1, 1}));
   set_int(add_node(g, "Concat", {"b", "rest"}, {"shape"}), "axis", 0);
   add_node(g, "Expand", {"tok", "shape"}, {"toks"});
+}
+
+TEST_CASE("an Expand to the batch read by a Concat (a class token)") {
+  // tok [1,1,4] expanded to [B,1,4] (the shape from Shape(x)) and concatenated before x [B,2,4]; Gemm-free
+  // MatMul with a bias Add after it becomes one Linear.
+  onnx::ModelProto m = test::model_with_input({2, 4}, 17);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::pattern_tensor("w", {4, 3}, -0.04f);
+  *g->add_initializer() = test::pattern_tensor("bias", {3}, 0.25f);
+  add_class_token_expand(g);
   set_int(add_node(g, "Concat", {"toks", "x"}, {"seq"}), "axis", 1);
   add_node(g, "MatMul", {"seq", "w"}, {"mm"});
   add_node(g, "Add", {"mm", "bias"}, {"y"});
@@ -211,13 +217,7 @@ TEST_CASE(
     CAPTURE(reader);
     onnx::ModelProto m = test::model_with_input({2, 4}, 17);
     auto* g = m.mutable_graph();
-    *g->add_initializer() = test::pattern_tensor("tok", {1, 1, 4}, 0.5f);
-    add_node(g, "Shape", {"x"}, {"s"});
-    constant(g, "idx", test::int_tensor("", {1}, {0}));
-    set_int(add_node(g, "Gather", {"s", "idx"}, {"b"}), "axis", 0);
-    constant(g, "rest", test::int_tensor("", {2}, {1, 1}));
-    set_int(add_node(g, "Concat", {"b", "rest"}, {"shape"}), "axis", 0);
-    add_node(g, "Expand", {"tok", "shape"}, {"toks"});
+    add_class_token_expand(g);
     add_node(g, reader, {"toks"}, {"y"});
     Graph ir;
     std::string log;

@@ -58,13 +58,30 @@ Status convert_to_gray(const Image& rgb, Image* out);
 // algorithm for bilinear/bicubic, its affine nearest-neighbour scaler for nearest).
 Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst);
 
+// Columns [x, x + w) and rows [y, y + h) of an image.
+struct PixelWindow {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+
+// The window of resize_pil(src, out_w, out_h, interp) (w x h pixels, the same bits), computing only what the
+// window needs: the preprocessing resizes just the part its centre crop keeps, so a 12546x5 image resized to
+// shorter side 49 and cropped to 37x9 costs 37x9 output pixels, not 6 million. The window must lie inside
+// out_w x out_h.
+Status resize_pil_window(const Image& src, int out_w, int out_h, Interpolation interp,
+                         const PixelWindow& window, Image* dst);
+
 // torchvision transforms.Resize(size) with an int: the shorter side becomes `size`, the longer
 // int(size * long / short); an image already of that size is copied unchanged.
 Status resize_shorter_side(const Image& src, int size, Interpolation interp, Image* dst);
+// Its output size, with the same checks (the pixel limit applies to the resized image even where only a
+// window of it is computed).
+Status shorter_side_size(const Image& src, int size, int* out_w, int* out_h);
 
 // torchvision transforms.CenterCrop((crop_h, crop_w)): zero padding where the crop is larger than the image,
 // top/left = int(round((size - crop) / 2.0)) with Python's round-half-to-even.
 Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst);
+// Where that crop's top-left corner lies in a width x height image (negative where padding is added).
+void center_crop_origin(int width, int height, int crop_w, int crop_h, int* left, int* top);
 
 // The eval pipeline of the model's metadata: RGB or L (pp.channels) -> resize shorter side
 // (pp.resize_shorter)

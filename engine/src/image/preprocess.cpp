@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 // preprocess_image / load_and_preprocess: the whole torchvision eval pipeline as the model's metadata
 // describes it.
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 #include "image/decoders.h"
@@ -39,9 +41,26 @@ Status preprocess_impl(const Image& img, const Preprocess& pp, float* dst) {
       a.pixels[3 * i] = a.pixels[3 * i + 1] = a.pixels[3 * i + 2] = img.pixels[i];
     src = &a;
   }
+  // Resize(shorter side) then CenterCrop, computing only the resized pixels the crop keeps (the same bits as
+  // resizing the whole image first; a long thin image would otherwise cost its whole resized area).
+  int resized_w = 0, resized_h = 0, left = 0, top = 0;
+  VITRT_RETURN_IF_ERROR(shorter_side_size(*src, pp.resize_shorter, &resized_w, &resized_h));
+  center_crop_origin(resized_w, resized_h, pp.crop_w, pp.crop_h, &left, &top);
+  const int x0 = std::max(left, 0), x1 = std::min(left + pp.crop_w, resized_w);
+  const int y0 = std::max(top, 0), y1 = std::min(top + pp.crop_h, resized_h);
   Image b;
-  VITRT_RETURN_IF_ERROR(resize_shorter_side(*src, pp.resize_shorter, pp.interpolation, &b));
-  VITRT_RETURN_IF_ERROR(center_crop(b, pp.crop_w, pp.crop_h, &a));
+  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(pp.crop_w, pp.crop_h, src->channels, &b));  // zeros
+  if (x1 > x0 && y1 > y0) {
+    Image window;
+    VITRT_RETURN_IF_ERROR(resize_pil_window(*src, resized_w, resized_h, pp.interpolation,
+                                            PixelWindow{x0, y0, x1 - x0, y1 - y0}, &window));
+    const size_t row = static_cast<size_t>(window.width) * window.channels;
+    for (int y = 0; y < window.height; ++y)
+      std::memcpy(
+          b.pixels.data() + (static_cast<size_t>(y0 - top + y) * pp.crop_w + (x0 - left)) * b.channels,
+          window.pixels.data() + y * row, row);
+  }
+  a = std::move(b);
   const int c = pp.channels;
   const size_t plane = static_cast<size_t>(pp.crop_w) * pp.crop_h;
   for (int ch = 0; ch < c; ++ch) {

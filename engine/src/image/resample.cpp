@@ -58,24 +58,27 @@ double bicubic_weight(double x) {
   return 0.0;
 }
 
-// Fixed-point taps for one axis: output i reads count[i] inputs from first[i] with weights w[i * ksize + k].
+// Fixed-point taps for outputs [i0, i0 + n) of one axis: output i0 + i reads count[i] inputs from first[i]
+// with weights w[i * ksize + k]. Each output's taps depend only on its own index, so a window's taps are the
+// same numbers as the whole axis's.
 struct AxisTaps {
   int ksize = 0;
   std::vector<int> first, count;
   std::vector<int32_t> w;
 };
 
-void compute_taps(int in_size, int out_size, const Filter& f, AxisTaps* t) {
+void compute_taps(int in_size, int out_size, const Filter& f, int i0, int n_out, AxisTaps* t) {
   const double scale = static_cast<double>(in_size) / out_size;
   const double filterscale = scale < 1.0 ? 1.0 : scale;
   const double support = f.support * filterscale;
   const int ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   t->ksize = ksize;
-  t->first.assign(out_size, 0);
-  t->count.assign(out_size, 0);
-  t->w.assign(static_cast<size_t>(out_size) * ksize, 0);
+  t->first.assign(n_out, 0);
+  t->count.assign(n_out, 0);
+  t->w.assign(static_cast<size_t>(n_out) * ksize, 0);
   std::vector<double> k(ksize);
-  for (int i = 0; i < out_size; ++i) {
+  for (int o = 0; o < n_out; ++o) {
+    const int i = i0 + o;
     const double center = (i + 0.5) * scale;
     const double ss = 1.0 / filterscale;
     int lo = static_cast<int>(center - support + 0.5);
@@ -89,14 +92,14 @@ void compute_taps(int in_size, int out_size, const Filter& f, AxisTaps* t) {
       k[j] = wt;
       sum += wt;
     }
-    int32_t* out = &t->w[static_cast<size_t>(i) * ksize];
+    int32_t* out = &t->w[static_cast<size_t>(o) * ksize];
     for (int j = 0; j < n; ++j) {
       const double v = sum != 0.0 ? k[j] / sum : k[j];
       out[j] = v < 0 ? static_cast<int32_t>(-0.5 + v * (1 << kPrecisionBits))
                      : static_cast<int32_t>(0.5 + v * (1 << kPrecisionBits));
     }
-    t->first[i] = lo;
-    t->count[i] = n;
+    t->first[o] = lo;
+    t->count[o] = n;
   }
 }
 
@@ -125,92 +128,106 @@ void resample_rows(const Image& src, int row0, int rows, const AxisTaps& t, int 
   }
 }
 
-// Vertical pass: src rows are offset by row0 relative to the taps' coordinates.
-void resample_cols(const uint8_t* src, int width, int c, int row0, const AxisTaps& t, int out_h,
-                   uint8_t* dst) {
+// Vertical pass over row_bytes bytes of each row: src rows are src_stride bytes apart and offset by row0
+// relative to the taps' coordinates; dst rows are row_bytes apart.
+void resample_cols(const uint8_t* src, size_t src_stride, size_t row_bytes, int row0, const AxisTaps& t,
+                   int out_h, uint8_t* dst) {
   const int64_t half = int64_t{1} << (kPrecisionBits - 1);
-  const size_t stride = static_cast<size_t>(width) * c;
-  std::vector<int64_t> acc(stride);
+  std::vector<int64_t> acc(row_bytes);
   for (int y = 0; y < out_h; ++y) {
     const int32_t* k = &t.w[static_cast<size_t>(y) * t.ksize];
     std::fill(acc.begin(), acc.end(), half);
     for (int j = 0; j < t.count[y]; ++j) {
-      const uint8_t* in = src + static_cast<size_t>(t.first[y] - row0 + j) * stride;
+      const uint8_t* in = src + static_cast<size_t>(t.first[y] - row0 + j) * src_stride;
       const int64_t kj = k[j];
-      for (size_t i = 0; i < stride; ++i) acc[i] += in[i] * kj;
+      for (size_t i = 0; i < row_bytes; ++i) acc[i] += in[i] * kj;
     }
-    uint8_t* out = dst + static_cast<size_t>(y) * stride;
-    for (size_t i = 0; i < stride; ++i) out[i] = clip8(acc[i]);
+    uint8_t* out = dst + static_cast<size_t>(y) * row_bytes;
+    for (size_t i = 0; i < row_bytes; ++i) out[i] = clip8(acc[i]);
   }
 }
 
-void resize_nearest(const Image& src, Image* dst) {
-  const int c = src.channels;
-  const double sx = static_cast<double>(src.width) / dst->width;
-  const double sy = static_cast<double>(src.height) / dst->height;
-  // PIL: COORD(v) = v < 0 ? -1 : (int)v; positions outside the source are filled with 0.
-  std::vector<int> xin(dst->width, -1);
-  double xo = sx * 0.5;
-  for (int x = 0; x < dst->width; ++x, xo += sx) {
-    const int xi = xo < 0.0 ? -1 : static_cast<int>(xo);
-    if (xi >= 0 && xi < src.width) xin[x] = xi;
+// PIL's nearest-neighbour source index of outputs [i0, i0 + n) on an axis of in -> out samples (-1: outside
+// the source). The position is accumulated from output 0 by repeated addition, as PIL does, so a window's
+// indices are the whole axis's.
+std::vector<int> nearest_indices(int in_size, int out_size, int i0, int n) {
+  const double scale = static_cast<double>(in_size) / out_size;
+  std::vector<int> idx(n, -1);
+  double pos = scale * 0.5;  // PIL: COORD(v) = v < 0 ? -1 : (int)v
+  for (int i = 0; i < i0 + n; ++i, pos += scale) {
+    if (i < i0) continue;
+    const int v = pos < 0.0 ? -1 : static_cast<int>(pos);
+    if (v >= 0 && v < in_size) idx[i - i0] = v;
   }
-  double yo = sy * 0.5;
-  for (int y = 0; y < dst->height; ++y, yo += sy) {
-    const int yi = yo < 0.0 ? -1 : static_cast<int>(yo);
-    uint8_t* out = dst->pixels.data() + static_cast<size_t>(y) * dst->width * c;
-    if (yi < 0 || yi >= src.height) {
-      std::memset(out, 0, static_cast<size_t>(dst->width) * c);
+  return idx;
+}
+
+void resize_nearest(const Image& src, int out_w, int out_h, const PixelWindow& win, Image* dst) {
+  const int c = src.channels;
+  const std::vector<int> xin = nearest_indices(src.width, out_w, win.x, win.w);
+  const std::vector<int> yin = nearest_indices(src.height, out_h, win.y, win.h);
+  for (int y = 0; y < win.h; ++y) {
+    uint8_t* out = dst->pixels.data() + static_cast<size_t>(y) * win.w * c;
+    if (yin[y] < 0) {  // positions outside the source are filled with 0
+      std::memset(out, 0, static_cast<size_t>(win.w) * c);
       continue;
     }
-    const uint8_t* in = src.pixels.data() + static_cast<size_t>(yi) * src.width * c;
-    for (int x = 0; x < dst->width; ++x) {
+    const uint8_t* in = src.pixels.data() + static_cast<size_t>(yin[y]) * src.width * c;
+    for (int x = 0; x < win.w; ++x) {
       for (int ch = 0; ch < c; ++ch) out[x * c + ch] = xin[x] < 0 ? 0 : in[xin[x] * c + ch];
     }
   }
 }
 
-Status resize_impl(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst) {
-  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(out_w, out_h, src.channels, dst, "resize"));
+Status resize_impl(const Image& src, int out_w, int out_h, Interpolation interp, const PixelWindow& win,
+                   Image* dst) {
+  VITRT_RETURN_IF_ERROR(image_internal::allocate_image(win.w, win.h, src.channels, dst, "resize"));
+  const int c = src.channels;
   if (interp == Interpolation::kNearest) {
-    resize_nearest(src, dst);
+    resize_nearest(src, out_w, out_h, win, dst);
     return Status::Ok();
   }
   const Filter filter =
       interp == Interpolation::kBilinear ? Filter{bilinear_weight, 1.0} : Filter{bicubic_weight, 2.0};
   const bool need_h = out_w != src.width;
   const bool need_v = out_h != src.height;
+  const size_t src_stride = static_cast<size_t>(src.width) * c;
+  const size_t row_bytes = static_cast<size_t>(win.w) * c;
   AxisTaps th, tv;
-  if (need_h) compute_taps(src.width, out_w, filter, &th);
-  if (need_v) compute_taps(src.height, out_h, filter, &tv);
-  const int c = src.channels;
-  if (!need_v) {  // width only
-    resample_rows(src, 0, src.height, th, out_w, dst->pixels.data());
+  if (need_h) compute_taps(src.width, out_w, filter, win.x, win.w, &th);
+  if (need_v) compute_taps(src.height, out_h, filter, win.y, win.h, &tv);
+  if (!need_h && !need_v) {  // a window of an unchanged image: a copy
+    for (int y = 0; y < win.h; ++y)
+      std::memcpy(dst->pixels.data() + y * row_bytes,
+                  src.pixels.data() + (win.y + y) * src_stride + static_cast<size_t>(win.x) * c, row_bytes);
     return Status::Ok();
   }
-  if (!need_h) {  // height only
-    resample_cols(src.pixels.data(), src.width, c, 0, tv, out_h, dst->pixels.data());
+  if (!need_v) {  // width only: output rows are source rows
+    resample_rows(src, win.y, win.h, th, win.w, dst->pixels.data());
     return Status::Ok();
   }
-  // Horizontal pass over just the rows the vertical pass reads.
+  if (!need_h) {  // height only: output columns are source columns
+    resample_cols(src.pixels.data() + static_cast<size_t>(win.x) * c, src_stride, row_bytes, 0, tv, win.h,
+                  dst->pixels.data());
+    return Status::Ok();
+  }
+  // Horizontal pass over just the rows the vertical pass reads, and just the window's columns.
   const int row0 = tv.first[0];
-  const int row1 = tv.first[out_h - 1] + tv.count[out_h - 1];
-  // tmp is (source rows the vertical pass reads) x out_w: bounded like the decoders' working memory.
-  const uint64_t tmp_bytes = static_cast<uint64_t>(row1 - row0) * static_cast<uint64_t>(out_w) * c;
+  const int row1 = tv.first[win.h - 1] + tv.count[win.h - 1];
+  // tmp is (source rows the vertical pass reads) x window width: bounded like the decoders' working memory.
+  const uint64_t tmp_bytes = static_cast<uint64_t>(row1 - row0) * row_bytes;
   if (tmp_bytes > kMaxImageDecodeBytes)
     return bad_input("resize: " + std::to_string(src.width) + "x" + std::to_string(src.height) + " to " +
                      std::to_string(out_w) + "x" + std::to_string(out_h) + " needs an intermediate of " +
                      std::to_string(tmp_bytes) + " bytes, above the limit of " +
                      std::to_string(kMaxImageDecodeBytes));
   std::vector<uint8_t> tmp(static_cast<size_t>(tmp_bytes));
-  resample_rows(src, row0, row1 - row0, th, out_w, tmp.data());
-  resample_cols(tmp.data(), out_w, c, row0, tv, out_h, dst->pixels.data());
+  resample_rows(src, row0, row1 - row0, th, win.w, tmp.data());
+  resample_cols(tmp.data(), row_bytes, row_bytes, row0, tv, win.h, dst->pixels.data());
   return Status::Ok();
 }
 
-}  // namespace
-
-Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst) {
+Status check_resize(const Image& src, int out_w, int out_h, Interpolation interp, const Image* dst) {
   if (dst == nullptr) return invalid_argument("resize: null output image");
   VITRT_RETURN_IF_ERROR(image_internal::check_image(src, "resize"));
   if (out_w <= 0 || out_h <= 0)
@@ -219,13 +236,23 @@ Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, 
   if (interp != Interpolation::kBilinear && interp != Interpolation::kBicubic &&
       interp != Interpolation::kNearest)
     return invalid_argument("resize: unknown interpolation " + std::to_string(static_cast<int>(interp)));
-  if (out_w == src.width && out_h == src.height) {  // PIL returns a copy
-    if (dst != &src) *dst = src;
-    return Status::Ok();
-  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status resize_pil_window(const Image& src, int out_w, int out_h, Interpolation interp,
+                         const PixelWindow& window, Image* dst) {
+  VITRT_RETURN_IF_ERROR(check_resize(src, out_w, out_h, interp, dst));
+  if (window.w <= 0 || window.h <= 0 || window.x < 0 || window.y < 0 || window.x > out_w - window.w ||
+      window.y > out_h - window.h)
+    return invalid_argument("resize: window " + std::to_string(window.w) + "x" + std::to_string(window.h) +
+                            " at (" + std::to_string(window.x) + ", " + std::to_string(window.y) +
+                            ") is not inside the " + std::to_string(out_w) + "x" + std::to_string(out_h) +
+                            " output");
   Image result;
   try {
-    VITRT_RETURN_IF_ERROR(resize_impl(src, out_w, out_h, interp, &result));
+    VITRT_RETURN_IF_ERROR(resize_impl(src, out_w, out_h, interp, window, &result));
   } catch (const std::bad_alloc&) {  // the taps or the intermediate image
     return bad_input("resize: out of memory resizing " + std::to_string(src.width) + "x" +
                      std::to_string(src.height) + " to " + std::to_string(out_w) + "x" +
@@ -233,6 +260,15 @@ Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, 
   }
   *dst = std::move(result);  // src may alias dst
   return Status::Ok();
+}
+
+Status resize_pil(const Image& src, int out_w, int out_h, Interpolation interp, Image* dst) {
+  VITRT_RETURN_IF_ERROR(check_resize(src, out_w, out_h, interp, dst));
+  if (out_w == src.width && out_h == src.height) {  // PIL returns a copy
+    if (dst != &src) *dst = src;
+    return Status::Ok();
+  }
+  return resize_pil_window(src, out_w, out_h, interp, PixelWindow{0, 0, out_w, out_h}, dst);
 }
 
 }  // namespace vitrt

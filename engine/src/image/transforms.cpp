@@ -31,8 +31,7 @@ Status convert_to_gray(const Image& rgb, Image* out) {
   return Status::Ok();
 }
 
-Status resize_shorter_side(const Image& src, int size, Interpolation interp, Image* dst) {
-  if (dst == nullptr) return invalid_argument("resize_shorter_side: null output image");
+Status shorter_side_size(const Image& src, int size, int* out_w, int* out_h) {
   VITRT_RETURN_IF_ERROR(image_internal::check_image(src, "resize_shorter_side"));
   if (size <= 0)
     return invalid_argument("resize_shorter_side: size must be positive, got " + std::to_string(size));
@@ -57,9 +56,32 @@ Status resize_shorter_side(const Image& src, int size, Interpolation interp, Ima
         "resizing the " + std::to_string(src.width) + "x" + std::to_string(src.height) +
         " image to shorter side " + std::to_string(size) + ": " +
         image_internal::pixel_limit_message(portrait ? size : new_long, portrait ? new_long : size));
-  const int new_w = portrait ? size : static_cast<int>(new_long);
-  const int new_h = portrait ? static_cast<int>(new_long) : size;
+  *out_w = portrait ? size : static_cast<int>(new_long);
+  *out_h = portrait ? static_cast<int>(new_long) : size;
+  return Status::Ok();
+}
+
+Status resize_shorter_side(const Image& src, int size, Interpolation interp, Image* dst) {
+  if (dst == nullptr) return invalid_argument("resize_shorter_side: null output image");
+  int new_w = 0, new_h = 0;
+  VITRT_RETURN_IF_ERROR(shorter_side_size(src, size, &new_w, &new_h));
   return resize_pil(src, new_w, new_h, interp, dst);
+}
+
+void center_crop_origin(int width, int height, int crop_w, int crop_h, int* left, int* top) {
+  // torchvision first pads a too-small side with zeros: left/top (crop - size) // 2, right/bottom the rest.
+  const int pad_left = crop_w > width ? (crop_w - width) / 2 : 0;
+  const int pad_top = crop_h > height ? (crop_h - height) / 2 : 0;
+  const int padded_w = crop_w > width ? crop_w : width;
+  const int padded_h = crop_h > height ? crop_h : height;
+  // Then top/left = int(round((size - crop) / 2.0)), Python's round: halves go to the even integer.
+  auto offset = [](int d) {
+    int o = d / 2;
+    if (d % 2 == 1 && o % 2 == 1) ++o;
+    return o;
+  };
+  *top = offset(padded_h - crop_h) - pad_top;    // in source coordinates
+  *left = offset(padded_w - crop_w) - pad_left;  // (negative where padding was added)
 }
 
 Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst) {
@@ -68,19 +90,8 @@ Status center_crop(const Image& src, int crop_w, int crop_h, Image* dst) {
   if (crop_w <= 0 || crop_h <= 0)
     return invalid_argument("center_crop: crop size " + std::to_string(crop_w) + "x" +
                             std::to_string(crop_h) + " must be positive");
-  // torchvision first pads a too-small side with zeros: left/top (crop - size) // 2, right/bottom the rest.
-  const int pad_left = crop_w > src.width ? (crop_w - src.width) / 2 : 0;
-  const int pad_top = crop_h > src.height ? (crop_h - src.height) / 2 : 0;
-  const int padded_w = crop_w > src.width ? crop_w : src.width;
-  const int padded_h = crop_h > src.height ? crop_h : src.height;
-  // Then top/left = int(round((size - crop) / 2.0)), Python's round: halves go to the even integer.
-  auto offset = [](int d) {
-    int o = d / 2;
-    if (d % 2 == 1 && o % 2 == 1) ++o;
-    return o;
-  };
-  const int top = offset(padded_h - crop_h) - pad_top;    // in source coordinates
-  const int left = offset(padded_w - crop_w) - pad_left;  // (negative where padding was added)
+  int left = 0, top = 0;
+  center_crop_origin(src.width, src.height, crop_w, crop_h, &left, &top);
   Image out;
   VITRT_RETURN_IF_ERROR(image_internal::allocate_image(crop_w, crop_h, src.channels, &out));
   const int c = src.channels;

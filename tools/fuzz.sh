@@ -14,10 +14,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 build=$root/build-fuzz
 
-targets=(model torch_zip pickle safetensors npy image labels)
+targets=(model torch_zip pickle safetensors npy image labels onnx)
 # Longest input per target: a little above the largest seed, so mutations explore structure, not size.
 declare -A max_len=([model]=32768 [torch_zip]=16384 [pickle]=8192 [safetensors]=8192 [npy]=4096 [image]=32768
-                    [labels]=8192)
+                    [labels]=8192 [onnx]=32768)
 
 usage() {
   sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'

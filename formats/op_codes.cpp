@@ -52,6 +52,10 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kReduceSum, B::REDUCE_SUM, O::ReduceMeanOptions),
     stored(OpType::kReduceMax, B::REDUCE_MAX, O::ReduceMeanOptions),
     not_stored(OpType::kConvMlp),
+    stored(OpType::kUnary, B::UNARY, O::UnaryOptions),
+    stored(OpType::kPow, B::POW, O::NONE),
+    stored(OpType::kMin, B::MINIMUM, O::NONE),
+    stored(OpType::kMax, B::MAXIMUM, O::NONE),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -3,6 +3,7 @@
 #include "op_options.h"
 
 #include "op_codes.h"
+#include "ops/unary_attrs.h"
 
 namespace vitrt {
 namespace {
@@ -104,8 +105,16 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateAttentionResidualOptions(fbb, a.height, a.width).Union();
       break;
     }
+    case OpType::kUnary: {
+      const auto& a = std::get<UnaryAttrs>(node.attrs);
+      e.offset = fb::CreateUnaryOptions(fbb, static_cast<fb::UnaryKind>(a.kind), a.alpha, a.beta).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
+    case OpType::kPow:
+    case OpType::kMin:
+    case OpType::kMax:
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
@@ -236,8 +245,21 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = AttentionResidualAttrs{o->height(), o->width()};
       break;
     }
+    case OpType::kUnary: {
+      const auto* o = op.options_as_UnaryOptions();
+      const int kind = static_cast<int>(o->kind());
+      if (kind < 0 || kind >= kNumUnaryKinds) return bad_enum("kind");
+      const UnaryAttrs a{static_cast<UnaryKind>(kind), o->alpha(), o->beta()};
+      const std::string why = unary_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": Unary options: " + why);
+      *out = a;
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)
       break;
+    case OpType::kPow:
+    case OpType::kMin:
+    case OpType::kMax:
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:

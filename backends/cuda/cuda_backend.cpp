@@ -53,6 +53,10 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kReduceSum),
     Table::not_implemented(OpType::kReduceMax),
     Table::not_implemented(OpType::kConvMlp),
+    Table::not_implemented(OpType::kUnary),
+    Table::not_implemented(OpType::kPow),
+    Table::not_implemented(OpType::kMin),
+    Table::not_implemented(OpType::kMax),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -148,12 +148,39 @@ struct AdaptiveAvgPool2dAttrs {  // src [B,C,H,W] -> [B,C,out_h,out_w], PyTorch'
   int32_t out_h = 1, out_w = 1;
 };
 
+// The functions of the Unary op, elementwise in float32 as ONNX and PyTorch define them. Values match
+// `UnaryKind` in the schema. `alpha` and `beta` are the parameters of the kinds that have them and 0 for the
+// others (ops/unary_attrs.h states and checks the rules; formats and kernels refuse anything else).
+enum class UnaryKind : int8_t {
+  kSqrt = 0,
+  kErf = 1,
+  kTanh = 2,
+  kSigmoid = 3,  // 1 / (1 + e^-x)
+  kAbs = 4,
+  kNeg = 5,
+  kLog = 6,
+  kReciprocal = 7,
+  kFloor = 8,
+  kCeil = 9,
+  kLeakyRelu = 10,    // x < 0 ? alpha·x : x
+  kElu = 11,          // x < 0 ? alpha·(e^x - 1) : x
+  kHardSigmoid = 12,  // clamp(alpha·x + beta, 0, 1)
+  kHardSwish = 13,    // x·clamp(x/6 + 1/2, 0, 1)
+  kSoftplus = 14,     // log(1 + e^x)
+  kSilu = 15,         // x·sigmoid(x)
+  kClip = 16,         // clamp(x, alpha, beta): min(max(x, alpha), beta), NaN stays NaN; bounds may be ±inf
+};
+struct UnaryAttrs {
+  UnaryKind kind = UnaryKind::kSqrt;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
     std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
                  SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
                  SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs>;
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs>;
 
 }  // namespace vitrt

@@ -46,4 +46,8 @@
   X(Exp, NoAttrs, infer_unary, 1, 1, 1, 1, 1, kSerialised)                                            \
   X(ReduceSum, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                        \
   X(ReduceMax, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                        \
-  X(ConvMlp, ConvMlpAttrs, infer_conv_mlp, 1, 8, 1, 1, 1, kPlannerOnly)
+  X(ConvMlp, ConvMlpAttrs, infer_conv_mlp, 1, 8, 1, 1, 1, kPlannerOnly)                               \
+  X(Unary, UnaryAttrs, infer_unary_kind, 1, 1, 1, 1, 1, kSerialised)                                  \
+  X(Pow, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Min, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Max, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)

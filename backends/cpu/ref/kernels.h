@@ -39,6 +39,10 @@ Status create_linear_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* 
 Status create_reused_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_attention_residual(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_conv_mlp(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_unary(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_pow(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_min(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
 }  // namespace ref
 }  // namespace vitrt

@@ -41,6 +41,10 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kReduceSum, ref::create_reduce_sum),
     Table::kernel(OpType::kReduceMax, ref::create_reduce_max),
     Table::kernel(OpType::kConvMlp, ref::create_conv_mlp),
+    Table::kernel(OpType::kUnary, ref::create_unary),
+    Table::kernel(OpType::kPow, ref::create_pow),
+    Table::kernel(OpType::kMin, ref::create_min),
+    Table::kernel(OpType::kMax, ref::create_max),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -47,6 +47,10 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kReduceSum),
     Table::reference(OpType::kReduceMax),
     Table::kernel(OpType::kConvMlp, create_conv_mlp),
+    Table::reference(OpType::kUnary),
+    Table::reference(OpType::kPow),
+    Table::reference(OpType::kMin),
+    Table::reference(OpType::kMax),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The functions of the Unary op (ir/op_attrs.h, UnaryKind), one float32 element at a time, as ONNX's and
+// PyTorch's float32 kernels compute them. Clamps let NaN through (torch.clamp, numpy.clip), unlike std::min.
+#include <cmath>
+
+namespace vitrt {
+namespace ref {
+
+// min(max(x, lo), hi): NaN stays NaN; with lo > hi every value becomes hi (as torch.clamp and numpy.clip).
+inline float clamp_nan(float x, float lo, float hi) {
+  const float y = x < lo ? lo : x;
+  return y > hi ? hi : y;
+}
+
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));  // e^-x = inf for x < -88 gives 0, as torch.sigmoid
+}
+
+inline float leaky_relu(float x, float alpha) {
+  return x < 0.0f ? alpha * x : x;
+}
+
+inline float elu(float x, float alpha) {
+  return x < 0.0f ? alpha * std::expm1(x) : x;
+}
+
+inline float hard_sigmoid(float x, float alpha, float beta) {
+  return clamp_nan(alpha * x + beta, 0.0f, 1.0f);
+}
+
+// x·clamp(x/6 + 1/2, 0, 1) (ONNX HardSwish; torch's x·relu6(x + 3)/6 is the same up to rounding)
+inline float hard_swish(float x) {
+  return x * clamp_nan(x / 6.0f + 0.5f, 0.0f, 1.0f);
+}
+
+// log(1 + e^x) written as max(x, 0) + log1p(e^-|x|): no overflow for large x, no lost digits for very
+// negative x.
+inline float softplus(float x) {
+  return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x)));
+}
+
+// x·sigmoid(x), as torch.nn.functional.silu computes it: x / (1 + e^-x).
+inline float silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
+
+}  // namespace ref
+}  // namespace vitrt

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "common/checked_math.h"
@@ -120,6 +121,20 @@ double as_double(const OnnxValue& v, int64_t e) {
   return v.kind == ConstKind::kFloat ? v.f[e] : static_cast<double>(v.i[e].c);
 }
 
+// Min or Max of every input's element (ONNX's take 1 or more inputs) in float32; NaN in any gives NaN, as
+// numpy.minimum / numpy.maximum and the IR's Min / Max.
+float fold_min_max(bool min, const std::vector<const OnnxValue*>& in, const std::vector<int64_t>& at) {
+  float r = static_cast<float>(as_double(*in[0], at[0]));
+  for (size_t k = 1; k < in.size(); ++k) {
+    const float v = static_cast<float>(as_double(*in[k], at[k]));
+    if (std::isnan(r) || std::isnan(v))
+      r = std::numeric_limits<float>::quiet_NaN();
+    else
+      r = min ? std::min(r, v) : std::max(r, v);
+  }
+  return r;
+}
+
 // Elementwise ops over broadcast inputs. Int results stay SymDim where the arithmetic allows.
 Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<const OnnxValue*>& in,
                    OnnxValue* out) {
@@ -172,10 +187,8 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
         r = std::floor(fa);
       else if (op == "Ceil")
         r = std::ceil(fa);
-      else if (op == "Min")
-        r = std::min(fa, fb);
-      else if (op == "Max")
-        r = std::max(fa, fb);
+      else if (op == "Min" || op == "Max")
+        r = fold_min_max(op == "Min", in, at);
       out->f[e] = r;
     } else {
       // Integer (SymDim) arithmetic and comparisons.
@@ -218,8 +231,13 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
         if (!a.is_static() && (a.c % b.c != 0 || a.k % b.c != 0)) return batch_dependent();
         out->i[e] = SymDim{a.c / b.c, a.k / b.c};
       } else if (op == "Min" || op == "Max") {
-        if (!a.is_static() || !b.is_static()) return batch_dependent();
-        out->i[e] = SymDim::of(op == "Min" ? std::min(a.c, b.c) : std::max(a.c, b.c));
+        int64_t m = a.c;
+        for (size_t k = 0; k < in.size(); ++k) {
+          const SymDim v = as_sym(*in[k], at[k]);
+          if (!v.is_static()) return batch_dependent();
+          m = op == "Min" ? std::min(m, v.c) : std::max(m, v.c);
+        }
+        out->i[e] = SymDim::of(m);
       } else if (op == "Not") {
         if (!a.is_static()) return batch_dependent();
         out->i[e] = SymDim::of(a.c == 0);
@@ -461,7 +479,7 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
           reshape_shape(cx, n, s.shape, target, cx.attr_int(n, "allowzero", 0) != 0, &shape));
     } else if (op == "Flatten") {
       int axis;
-      VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 1), s.rank() + 1, &axis));
+      VITRT_RETURN_IF_ERROR(onnx_flatten_axis(cx, n, s.rank(), &axis));
       int64_t a = 1, b = 1;
       for (int d = 0; d < s.rank(); ++d) (d < axis ? a : b) *= s.shape[d];
       shape = {a, b};
@@ -642,7 +660,7 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
   static const std::map<std::string, size_t> kRequired = {
       {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3}, {"Gather", 2}, {"Reshape", 2},
       {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},   {"Div", 2},    {"Pow", 2},
-      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 2},   {"Max", 2}};
+      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 1},   {"Max", 1}};
   const auto req = kRequired.find(op);
   const size_t required = req == kRequired.end() ? 1 : req->second;
   // Every op but these (whose optional inputs are read only when present) reads every input it is given.

@@ -214,4 +214,13 @@ Status onnx_axis(ImportContext& cx, const onnx::NodeProto& n, int64_t axis, int 
   return Status::Ok();
 }
 
+Status onnx_flatten_axis(ImportContext& cx, const onnx::NodeProto& n, int rank, int* out) {
+  const int64_t axis = cx.attr_int(n, "axis", 1);
+  if (axis < -rank || axis > rank)
+    return cx.bad_node(n, "axis " + std::to_string(axis) + " is out of range [-" + std::to_string(rank) +
+                              ", " + std::to_string(rank) + "] for rank " + std::to_string(rank));
+  *out = static_cast<int>(axis < 0 ? axis + rank : axis);
+  return Status::Ok();
+}
+
 }  // namespace vitrt::convert

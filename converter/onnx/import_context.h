@@ -98,5 +98,8 @@ Status const_ints(ImportContext& cx, const onnx::NodeProto& n, const OnnxValue& 
                   std::vector<int64_t>* out);
 // Normalises an ONNX axis (negative counts from the end) for `rank`; bad_input naming the node otherwise.
 Status onnx_axis(ImportContext& cx, const onnx::NodeProto& n, int64_t axis, int rank, int* out);
+// Flatten's `axis` attribute (default 1) for an input of `rank`: it lies in [-rank, rank], a negative one
+// counting from the end (-1 keeps the last axis apart), unlike a plain axis.
+Status onnx_flatten_axis(ImportContext& cx, const onnx::NodeProto& n, int rank, int* out);
 
 }  // namespace vitrt::convert

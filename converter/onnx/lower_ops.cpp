@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/checked_math.h"
+#include "onnx/lower_common.h"
 
 namespace vitrt::convert {
 namespace {
@@ -17,10 +18,9 @@ namespace {
 using NodeProto = onnx::NodeProto;
 using TP = onnx::TensorProto;
 
-struct LowerEntry {
-  Status (*fn)(ImportContext& cx, int index, const NodeProto& n);
-  std::set<std::string> attrs;  // the attributes it understands
-};
+using lowering::emit;
+using lowering::tensor_of;
+using LowerEntry = lowering::Entry;
 
 Status in(ImportContext& cx, const NodeProto& n, int i, OnnxValue** v) {
   return cx.input(n, i, v);
@@ -33,20 +33,6 @@ bool extra_output_used(const ImportContext& cx, const NodeProto& n) {
     if (!n.output(o).empty() && (!cx.consumers(n.output(o)).empty() || cx.is_graph_output(n.output(o))))
       return true;
   return false;
-}
-
-Status tensor_of(ImportContext& cx, const NodeProto& n, int i, int32_t* t) {
-  OnnxValue* v;
-  VITRT_RETURN_IF_ERROR(cx.input(n, i, &v));
-  return cx.ir_tensor(v, n.input(i), t).with_context(cx.where(n));
-}
-
-Status emit(ImportContext& cx, const NodeProto& n, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
-            const std::string& out_name) {
-  OnnxValue out;
-  VITRT_RETURN_IF_ERROR(cx.add_op(n, type, std::move(attrs), std::move(inputs), out_name, &out));
-  cx.set(out_name, std::move(out));
-  return Status::Ok();
 }
 
 std::vector<SymDim> dims_of(const OnnxValue& v) {
@@ -92,66 +78,6 @@ Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<Sy
   VITRT_RETURN_IF_ERROR(reshape_to(cx, n, t, from, to, n.output(0), &out));
   cx.set(n.output(0), std::move(out));
   return Status::Ok();
-}
-
-// ---- elementwise ----
-
-Status lower_binary(ImportContext& cx, int, const NodeProto& n) {
-  static const std::map<std::string, OpType> ops = {
-      {"Add", OpType::kAdd}, {"Sub", OpType::kSub}, {"Mul", OpType::kMul}, {"Div", OpType::kDiv}};
-  int32_t a, b;
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &a));
-  // x / 2^k is x · 2^-k exactly (both are the correctly rounded same real number): written as the Mul the
-  // .pth route builds (DeiT's distilled head average), so the planner sees one form.
-  OnnxValue* d;
-  VITRT_RETURN_IF_ERROR(cx.input(n, 1, &d));
-  if (n.op_type() == "Div" && d->is_const && d->kind == ConstKind::kFloat && d->numel() == 1 &&
-      d->shape.size() <= 1) {
-    int e = 0;
-    const float c = d->f[0];
-    if (std::isfinite(c) && c != 0 && std::fabs(std::frexp(c, &e)) == 0.5f && e > -120 && e < 120) {
-      const int32_t r = cx.add_constant(n.output(0) + ".reciprocal", {1}, {1.0f / c});
-      return emit(cx, n, OpType::kMul, NoAttrs{}, {a, r}, n.output(0));
-    }
-  }
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &b));
-  return emit(cx, n, ops.at(n.op_type()), NoAttrs{}, {a, b}, n.output(0));
-}
-
-Status lower_unary(ImportContext& cx, int, const NodeProto& n) {
-  int32_t x;
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
-  const std::string& op = n.op_type();
-  if (op == "Relu") return emit(cx, n, OpType::kRelu, NoAttrs{}, {x}, n.output(0));
-  if (op == "Exp") return emit(cx, n, OpType::kExp, NoAttrs{}, {x}, n.output(0));
-  // Exact rewrites: -x = x·(-1); 1/x = 1 ÷ x (both correctly rounded).
-  if (op == "Neg") {
-    const int32_t m = cx.add_constant(n.output(0) + ".minus_one", {1}, {-1.0f});
-    return emit(cx, n, OpType::kMul, NoAttrs{}, {x, m}, n.output(0));
-  }
-  const int32_t one = cx.add_constant(n.output(0) + ".one", {1}, {1.0f});
-  return emit(cx, n, OpType::kDiv, NoAttrs{}, {one, x}, n.output(0));  // Reciprocal
-}
-
-Status lower_pow(ImportContext& cx, int, const NodeProto& n) {
-  OnnxValue* e;
-  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &e));
-  if (!e->is_const || e->numel() != 1)
-    return cx.unsupported_node(n,
-                               "only a constant scalar exponent (1 or 2) is supported; the IR has no Pow op");
-  const double p = e->kind == ConstKind::kFloat ? e->f[0] : static_cast<double>(e->i[0].c);
-  OnnxValue* x;
-  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
-  if (p == 1.0) {
-    cx.alias(n.output(0), *x);
-    return Status::Ok();
-  }
-  if (p != 2.0)
-    return cx.unsupported_node(
-        n, "exponent " + std::to_string(p) + " (only 1 and 2 are supported; no Pow op yet)");
-  int32_t t;
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
-  return emit(cx, n, OpType::kMul, NoAttrs{}, {t, t}, n.output(0));  // x² = x·x exactly
 }
 
 Status lower_identity(ImportContext& cx, int, const NodeProto& n) {
@@ -504,7 +430,7 @@ Status lower_flatten(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   int axis;
-  VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 1), x->rank() + 1, &axis));
+  VITRT_RETURN_IF_ERROR(onnx_flatten_axis(cx, n, x->rank(), &axis));
   SymDim a = SymDim::of(1), b = SymDim::of(1);
   for (int d = 0; d < x->rank(); ++d) {
     SymDim& p = d < axis ? a : b;
@@ -768,17 +694,8 @@ Status lower_split(ImportContext& cx, int, const NodeProto& n) {
   return Status::Ok();
 }
 
-const std::map<std::string, LowerEntry>& table() {
-  static const std::map<std::string, LowerEntry> t = {
-      {"Add", {lower_binary, {}}},
-      {"Sub", {lower_binary, {}}},
-      {"Mul", {lower_binary, {}}},
-      {"Div", {lower_binary, {}}},
-      {"Pow", {lower_pow, {}}},
-      {"Relu", {lower_unary, {}}},
-      {"Exp", {lower_unary, {}}},
-      {"Neg", {lower_unary, {}}},
-      {"Reciprocal", {lower_unary, {}}},
+std::map<std::string, LowerEntry> structural_entries() {
+  return {
       {"Identity", {lower_identity, {}}},
       {"Dropout", {lower_identity, {"ratio", "seed"}}},
       {"Cast", {lower_identity, {"to", "saturate"}}},
@@ -803,10 +720,36 @@ const std::map<std::string, LowerEntry>& table() {
       {"Gather", {lower_gather, {"axis"}}},
       {"Split", {lower_split, {"axis", "split"}}},
   };
+}
+
+const std::map<std::string, LowerEntry>& table() {
+  static const std::map<std::string, LowerEntry> t = [] {
+    std::map<std::string, LowerEntry> all = structural_entries();
+    all.merge(lowering::elementwise_entries());
+    return all;
+  }();
   return t;
 }
 
 }  // namespace
+
+namespace lowering {
+
+Status tensor_of(ImportContext& cx, const NodeProto& n, int i, int32_t* t) {
+  OnnxValue* v;
+  VITRT_RETURN_IF_ERROR(cx.input(n, i, &v));
+  return cx.ir_tensor(v, n.input(i), t).with_context(cx.where(n));
+}
+
+Status emit(ImportContext& cx, const NodeProto& n, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+            const std::string& out_name) {
+  OnnxValue out;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, type, std::move(attrs), std::move(inputs), out_name, &out));
+  cx.set(out_name, std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace lowering
 
 std::vector<std::string> lowered_ops() {
   std::vector<std::string> ops;

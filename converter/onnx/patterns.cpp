@@ -220,6 +220,29 @@ Status match_gelu_tanh(ImportContext& cx, int index, bool* matched) {
   return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, out0(m.node(half)), matched);
 }
 
+// x·sigmoid(x), as torch exports nn.SiLU() (ONNX has no SiLU op): Sigmoid(x) -> Mul x.
+Status match_silu(ImportContext& cx, int index, bool* matched) {
+  Matcher m{cx, {index}};
+  const NodeProto& root = cx.onnx_graph().node(index);
+  if (root.op_type() != "Sigmoid" || root.input_size() != 1 || root.attribute_size() != 0)
+    return Status::Ok();
+  const std::string x = arg(root, 0);
+  const int mul = m.next(out0(root), "Mul");
+  if (mul < 0 || m.other(mul, out0(root)) != x) return Status::Ok();
+  const std::string out = out0(m.node(mul));
+  OnnxValue* xv = cx.find(x);
+  if (!xv || xv->is_const || out.empty()) return Status::Ok();
+  int32_t xt;
+  VITRT_RETURN_IF_ERROR(cx.ir_tensor(xv, x, &xt));
+  OnnxValue v;
+  VITRT_RETURN_IF_ERROR(
+      cx.add_op(root, OpType::kUnary, UnaryAttrs{UnaryKind::kSilu, 0.0f, 0.0f}, {xt}, out, &v));
+  cx.set(out, std::move(v));
+  m.consume_all();
+  *matched = true;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status match_patterns(ImportContext& cx, int index, bool* matched) {
@@ -228,6 +251,7 @@ Status match_patterns(ImportContext& cx, int index, bool* matched) {
   VITRT_RETURN_IF_ERROR(match_layer_norm(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_erf(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_tanh(cx, index, matched));
+  if (!*matched) VITRT_RETURN_IF_ERROR(match_silu(cx, index, matched));
   return Status::Ok();
 }
 

@@ -226,3 +226,174 @@ TEST_CASE(
     CHECK(st.message().find("Expand") != std::string::npos);
   }
 }
+
+namespace {
+
+void set_float(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+Status try_import(const onnx::ModelProto& m) {
+  Graph g;
+  std::string log;
+  return convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+}
+
+}  // namespace
+
+TEST_CASE("one-input functions become one Unary with ONNX's parameters (defaults and given)") {
+  struct Case {
+    const char* op;
+    float alpha, beta;  // NAN: the attribute is not given
+    UnaryKind kind;
+    float want_alpha, want_beta;
+    std::function<double(double)> f;
+  };
+  const auto clamp01 = [](double v) { return std::min(std::max(v, 0.0), 1.0); };
+  const Case cases[] = {
+      {"Sqrt", NAN, NAN, UnaryKind::kSqrt, 0, 0, [](double x) { return std::sqrt(x); }},
+      {"Erf", NAN, NAN, UnaryKind::kErf, 0, 0, [](double x) { return std::erf(x); }},
+      {"Tanh", NAN, NAN, UnaryKind::kTanh, 0, 0, [](double x) { return std::tanh(x); }},
+      {"Sigmoid", NAN, NAN, UnaryKind::kSigmoid, 0, 0, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"Abs", NAN, NAN, UnaryKind::kAbs, 0, 0, [](double x) { return std::fabs(x); }},
+      {"Log", NAN, NAN, UnaryKind::kLog, 0, 0, [](double x) { return std::log(x); }},
+      {"Floor", NAN, NAN, UnaryKind::kFloor, 0, 0, [](double x) { return std::floor(x); }},
+      {"Ceil", NAN, NAN, UnaryKind::kCeil, 0, 0, [](double x) { return std::ceil(x); }},
+      {"LeakyRelu", NAN, NAN, UnaryKind::kLeakyRelu, 0.01f, 0, [](double x) { return x < 0 ? 0.01 * x : x; }},
+      {"LeakyRelu", 0.3f, NAN, UnaryKind::kLeakyRelu, 0.3f, 0, [](double x) { return x < 0 ? 0.3 * x : x; }},
+      {"Elu", NAN, NAN, UnaryKind::kElu, 1.0f, 0, [](double x) { return x < 0 ? std::exp(x) - 1 : x; }},
+      {"Elu", 0.5f, NAN, UnaryKind::kElu, 0.5f, 0,
+       [](double x) { return x < 0 ? 0.5 * (std::exp(x) - 1) : x; }},
+      {"HardSigmoid", NAN, NAN, UnaryKind::kHardSigmoid, 0.2f, 0.5f,
+       [&](double x) { return clamp01(0.2 * x + 0.5); }},
+      {"HardSigmoid", 0.25f, 0.375f, UnaryKind::kHardSigmoid, 0.25f, 0.375f,
+       [&](double x) { return clamp01(0.25 * x + 0.375); }},
+      {"HardSwish", NAN, NAN, UnaryKind::kHardSwish, 0, 0,
+       [&](double x) { return x * clamp01(x / 6 + 0.5); }},
+      {"Softplus", NAN, NAN, UnaryKind::kSoftplus, 0, 0, [](double x) { return std::log(1 + std::exp(x)); }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.alpha);
+    onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+    auto* g = m.mutable_graph();
+    // x arrives as 1.7·sin(...) (check_values): spread it over [-5, 5] first, or make it positive for the
+    // functions of positive numbers.
+    const bool positive = c.kind == UnaryKind::kSqrt || c.kind == UnaryKind::kLog;
+    constant(g, "three", scalar(3.0f));
+    if (positive)
+      add_node(g, "Exp", {"x"}, {"x3"});
+    else
+      add_node(g, "Mul", {"x", "three"}, {"x3"});
+    auto* n = add_node(g, c.op, {"x3"}, {"y"});
+    if (!std::isnan(c.alpha)) set_float(n, "alpha", c.alpha);
+    if (!std::isnan(c.beta)) set_float(n, "beta", c.beta);
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{positive ? "Exp" : "Mul", 1}, {"Unary", 1}});
+    const UnaryAttrs& a = std::get<UnaryAttrs>(ir.nodes[1].attrs);
+    CHECK(a.kind == c.kind);
+    CHECK(a.alpha == c.want_alpha);
+    CHECK(a.beta == c.want_beta);
+    check_values(ir, 15, 15, [&](const float* x, int64_t i) {
+      return c.f(positive ? std::exp(double(x[i])) : static_cast<double>(x[i] * 3.0f));
+    });
+  }
+}
+
+TEST_CASE("Clip: constant bounds (either may be absent) become one Unary; computed bounds are refused") {
+  const float inf = INFINITY;
+  struct Case {
+    bool has_min, has_max;
+    float lo, hi;
+  };
+  for (const Case& c :
+       {Case{true, true, -0.5f, 0.75f}, Case{true, false, -0.5f, inf}, Case{false, true, -inf, 0.75f}}) {
+    CAPTURE(c.has_min);
+    CAPTURE(c.has_max);
+    onnx::ModelProto m = test::model_with_input({7}, 13);
+    auto* g = m.mutable_graph();
+    constant(g, "lo", scalar(-0.5f));
+    constant(g, "hi", scalar(0.75f));
+    add_node(g, "Clip", {"x", c.has_min ? "lo" : "", c.has_max ? "hi" : ""}, {"y"});
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Unary", 1}});
+    const UnaryAttrs& a = std::get<UnaryAttrs>(ir.nodes[0].attrs);
+    CHECK(a.kind == UnaryKind::kClip);
+    CHECK(a.alpha == c.lo);
+    CHECK(a.beta == c.hi);
+    check_values(ir, 7, 7, [&](const float* x, int64_t i) {
+      return std::min(std::max(static_cast<double>(x[i]), double(c.lo)), double(c.hi));
+    });
+  }
+  onnx::ModelProto m = test::model_with_input({7}, 13);
+  auto* g = m.mutable_graph();
+  add_node(g, "ReduceMax", {"x"}, {"top"});
+  add_node(g, "Clip", {"x", "", "top"}, {"y"});
+  const Status st = try_import(m);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(
+      st.message().find("(Clip, opset 13): its max is computed, not a constant") != std::string::npos,
+      st.message());
+}
+
+TEST_CASE("x·Sigmoid(x) becomes one Unary(Silu); a Sigmoid read elsewhere too stays Sigmoid and Mul") {
+  onnx::ModelProto m = test::model_with_input({2, 5}, 13);
+  auto* g = m.mutable_graph();
+  add_node(g, "Sigmoid", {"x"}, {"s"});
+  add_node(g, "Mul", {"s", "x"}, {"y"});
+  const Graph ir = import_model(m);
+  REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Unary", 1}});
+  CHECK(std::get<UnaryAttrs>(ir.nodes[0].attrs).kind == UnaryKind::kSilu);
+  check_values(ir, 10, 10, [](const float* x, int64_t i) { return x[i] / (1 + std::exp(-double(x[i]))); });
+
+  onnx::ModelProto m2 = test::model_with_input({2, 5}, 13);
+  g = m2.mutable_graph();
+  add_node(g, "Sigmoid", {"x"}, {"s"});
+  add_node(g, "Mul", {"s", "x"}, {"p"});
+  add_node(g, "Add", {"p", "s"}, {"y"});
+  const Graph ir2 = import_model(m2);
+  CHECK(ops_of(ir2) == std::map<std::string, int>{{"Add", 1}, {"Mul", 1}, {"Unary", 1}});
+  check_values(ir2, 10, 10, [](const float* x, int64_t i) {
+    const double s = 1 / (1 + std::exp(-double(x[i])));
+    return x[i] * s + s;
+  });
+}
+
+TEST_CASE("Pow with a general or integer exponent becomes Pow; Min and Max of three inputs a chain") {
+  // y = max(min(|x|^1.5, 1.25, x + 1), x^int 3) on x [B,3,5]; the 1.25 broadcasts.
+  onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+  auto* g = m.mutable_graph();
+  constant(g, "e", scalar(1.5f));
+  constant(g, "cap", scalar(1.25f));
+  constant(g, "one", scalar(1.0f));
+  constant(g, "three", test::int_tensor("", {}, {3}));
+  add_node(g, "Abs", {"x"}, {"ax"});
+  add_node(g, "Pow", {"ax", "e"}, {"p"});
+  add_node(g, "Add", {"x", "one"}, {"x1"});
+  add_node(g, "Min", {"p", "cap", "x1"}, {"lo"});
+  add_node(g, "Pow", {"x", "three"}, {"cube"});
+  add_node(g, "Max", {"lo", "cube"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) ==
+        std::map<std::string, int>{{"Add", 1}, {"Max", 1}, {"Min", 2}, {"Pow", 2}, {"Unary", 1}});
+  check_values(ir, 15, 15, [](const float* x, int64_t i) {
+    const double v = x[i];
+    return std::max(std::min({std::pow(std::fabs(v), 1.5), 1.25, v + 1}), v * v * v);
+  });
+}
+
+TEST_CASE("Flatten counts a negative axis from the end (-1 keeps the last axis apart)") {
+  // [B,12] axis -1 (= 1) and [B,3,4] axis -2 (= 1) both give [B,12] (read as axis + rank + 1 they gave
+  // [12B,1] and [3B,4]).
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{12}, std::vector<int64_t>{3, 4}}) {
+    CAPTURE(dims.size());
+    onnx::ModelProto m = test::model_with_input(dims, 13);
+    set_int(add_node(m.mutable_graph(), "Flatten", {"x"}, {"y"}), "axis", dims.size() == 1 ? -1 : -2);
+    const Graph ir = import_model(m);
+    auto s = test::make_session(as_model(ir), "ref", 2);
+    CHECK(s->output_shape(2) == Shape{2, 12});
+  }
+}

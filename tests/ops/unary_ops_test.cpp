@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The Unary op (every UnaryKind) and the broadcasting Pow, Min, Max on the reference backend, on odd shapes,
+// against their formulas evaluated in double on the same float inputs: finite values over the range that
+// matters (saturation included), signed zeros, infinities and NaN; plus in-place runs and the refusals of
+// malformed attributes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/x86/x86_backend.h"
+#include "op_test_util.h"
+#include "ops/unary_attrs.h"
+
+namespace vitrt {
+namespace test {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// [3,7,5] values: a sweep over [-12, 12] (odd count, so no value repeats a SIMD lane pattern), with the
+// special values and the saturation points of exp/tanh/sigmoid/softplus placed among them.
+HostTensor sweep() {
+  HostTensor t;
+  t.shape = Shape{3, 7, 5};
+  const int64_t n = t.shape.numel();
+  for (int64_t i = 0; i < n; ++i) t.data.push_back(-12.0f + 24.0f * static_cast<float>(i) / (n - 1));
+  const float specials[] = {0.0f,    -0.0f, 1.0f,   -1.0f,  3.0f,    -3.0f,    -2.9999f,  6.0f, 1e-30f,
+                            -1e-30f, 90.0f, -90.0f, 100.0f, -100.0f, INFINITY, -INFINITY, kNaN, 0.5f};
+  for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); ++k) t.data[k * 5 + 2] = specials[k];
+  return t;
+}
+
+// The formula of each kind in double.
+double formula(const UnaryAttrs& a, double x) {
+  const double alpha = a.alpha, beta = a.beta;
+  auto clamp = [](double v, double lo, double hi) {
+    return std::isnan(v) ? v : std::min(std::max(v, lo), hi);
+  };
+  switch (a.kind) {
+    case UnaryKind::kSqrt:
+      return std::sqrt(x);
+    case UnaryKind::kErf:
+      return std::erf(x);
+    case UnaryKind::kTanh:
+      return std::tanh(x);
+    case UnaryKind::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case UnaryKind::kAbs:
+      return std::fabs(x);
+    case UnaryKind::kNeg:
+      return -x;
+    case UnaryKind::kLog:
+      return std::log(x);
+    case UnaryKind::kReciprocal:
+      return 1.0 / x;
+    case UnaryKind::kFloor:
+      return std::floor(x);
+    case UnaryKind::kCeil:
+      return std::ceil(x);
+    case UnaryKind::kLeakyRelu:
+      return x < 0 ? alpha * x : x;
+    case UnaryKind::kElu:
+      return x < 0 ? alpha * std::expm1(x) : x;  // e^x - 1 without cancellation near 0
+    case UnaryKind::kHardSigmoid:
+      return clamp(alpha * x + beta, 0.0, 1.0);
+    case UnaryKind::kHardSwish:
+      return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    case UnaryKind::kSoftplus:
+      return x > 700 ? x : std::log(1.0 + std::exp(x));  // exact in double up to e^700
+    case UnaryKind::kSilu:
+      return x / (1.0 + std::exp(-x));
+    case UnaryKind::kClip:
+      return clamp(x, alpha, beta);
+  }
+  return NAN;
+}
+
+// float32 against the double formula: a few float ulps (one is at most 1.2e-7 relative) of the result, and
+// where an affine term cancels (x/6 + 1/2 near x = -3, alpha·x + beta) a few ulps of that term's size,
+// `cancel_scale`. Results below float's normal range (e^-100) count as 0.
+bool close(float got, double want, double cancel_scale = 0) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == static_cast<float>(want);
+  const double tol = 6e-7 * std::fabs(want) + 3e-7 * cancel_scale + 1e-37;
+  return std::fabs(static_cast<double>(got) - want) <= tol;
+}
+
+std::vector<UnaryAttrs> every_kind() {
+  std::vector<UnaryAttrs> v;
+  for (int k = 0; k < kNumUnaryKinds; ++k) {
+    UnaryAttrs a{static_cast<UnaryKind>(k), 0.0f, 0.0f};
+    if (a.kind == UnaryKind::kLeakyRelu) a.alpha = 0.1f;
+    if (a.kind == UnaryKind::kElu) a.alpha = 1.5f;
+    if (a.kind == UnaryKind::kHardSigmoid) a = {a.kind, 0.2f, 0.5f};
+    if (a.kind == UnaryKind::kClip) a = {a.kind, -1.25f, 2.5f};
+    v.push_back(a);
+  }
+  // Clip with one open side, and with its bounds crossed (every value becomes the upper one, as torch.clamp).
+  v.push_back({UnaryKind::kClip, -static_cast<float>(kInf), 0.75f});
+  v.push_back({UnaryKind::kClip, 2.0f, 1.0f});
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("Unary: every kind on ref matches its formula in double, also in place") {
+  auto backend = create_reference_backend();
+  const HostTensor x = sweep();
+  for (const UnaryAttrs& a : every_kind()) {
+    const std::string kind = unary_kind_name(a.kind);
+    CAPTURE(kind);
+    CAPTURE(a.alpha);
+    CAPTURE(a.beta);
+    OpRunner r;
+    REQUIRE(r.plan(*backend, OpType::kUnary, a, {&x}, {false}, "u").ok());
+    CHECK(r.info().may_inplace);
+    HostTensor out, in_place;
+    REQUIRE(r.run({&x}, &out).ok());
+    REQUIRE(r.run({&x}, &in_place, nullptr, /*inplace=*/true).ok());
+    REQUIRE(out.shape == x.shape);
+    int bad = 0;
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      const double want = formula(a, x.data[i]);
+      const bool affine = a.kind == UnaryKind::kHardSwish || a.kind == UnaryKind::kHardSigmoid;
+      const double cancel_scale = affine && std::isfinite(x.data[i]) ? std::fabs(x.data[i]) + 1 : 0;
+      if (!close(out.data[i], want, cancel_scale) && ++bad <= 3)
+        FAIL_CHECK("x = ", x.data[i], ": got ", out.data[i], ", expected ", want);
+      CHECK((std::isnan(in_place.data[i]) ? std::isnan(out.data[i]) : in_place.data[i] == out.data[i]));
+    }
+    CHECK(bad == 0);
+  }
+}
+
+// The cpu backend runs Unary on the reference kernel today; this is the parity test an x86 kernel must pass.
+TEST_CASE("Unary: the cpu backend gives the reference kernel's values") {
+  const std::unique_ptr<Backend> cpu = create_x86_backend();
+  if (!cpu) return;  // no AVX2 here: nothing else to compare
+  auto ref = create_reference_backend();
+  const HostTensor x = sweep();
+  for (const UnaryAttrs& a : every_kind()) {
+    const std::string kind = unary_kind_name(a.kind);
+    CAPTURE(kind);
+    OpRunner rr, rc;
+    REQUIRE(rr.plan(*ref, OpType::kUnary, a, {&x}, {false}, "u").ok());
+    REQUIRE(rc.plan(*cpu, OpType::kUnary, a, {&x}, {false}, "u").ok());
+    HostTensor want, got;
+    REQUIRE(rr.run({&x}, &want).ok());
+    REQUIRE(rc.run({&x}, &got).ok());
+    for (size_t i = 0; i < x.data.size(); ++i)
+      CHECK((std::isnan(want.data[i]) ? std::isnan(got.data[i]) : got.data[i] == want.data[i]));
+  }
+}
+
+// Shape inference refuses them (every path into a session runs it); formats/op_options.cpp refuses them in a
+// file first (tests/unit/unary_options_test.cpp).
+TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
+  auto backend = create_reference_backend();
+  const HostTensor x = sweep();
+  struct Bad {
+    UnaryAttrs attrs;
+    const char* needle;
+  };
+  const Bad cases[] = {
+      {{static_cast<UnaryKind>(17), 0.0f, 0.0f}, "kind 17 is unknown"},
+      {{static_cast<UnaryKind>(-1), 0.0f, 0.0f}, "kind -1 is unknown"},
+      {{UnaryKind::kLeakyRelu, kNaN, 0.0f}, "LeakyRelu's alpha"},
+      {{UnaryKind::kElu, static_cast<float>(kInf), 0.0f}, "Elu's alpha"},
+      {{UnaryKind::kHardSigmoid, 0.2f, kNaN}, "HardSigmoid's beta"},
+      {{UnaryKind::kClip, kNaN, 1.0f}, "Clip's bound is NaN"},
+      {{UnaryKind::kSqrt, 1.0f, 0.0f}, "Sqrt's alpha 1.000000 must be 0"},
+      {{UnaryKind::kLeakyRelu, 0.1f, 2.0f}, "LeakyRelu's beta 2.000000 must be 0"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.needle);
+    OpRunner r;
+    const Status st = r.plan(*backend, OpType::kUnary, b.attrs, {&x}, {false}, "act");
+    CHECK(st.code() == StatusCode::kBadModel);
+    CHECK_MESSAGE(st.message().find(b.needle) != std::string::npos, st.message());
+  }
+}
+
+TEST_CASE("Pow, Min, Max broadcast as numpy does and match their formulas, NaN included") {
+  auto backend = create_reference_backend();
+  HostTensor a, b;
+  a.shape = Shape{3, 1, 5};
+  b.shape = Shape{7, 1};
+  for (int i = 0; i < 15; ++i) a.data.push_back(0.37f * static_cast<float>(i) - 2.1f);
+  for (int i = 0; i < 7; ++i) b.data.push_back(0.5f * static_cast<float>(i) - 1.5f);
+  a.data[3] = kNaN;
+  a.data[0] = 0.0f;
+  b.data[2] = kNaN;
+  struct Op {
+    OpType type;
+    std::function<double(double, double)> f;
+  };
+  const Op ops[] = {
+      {OpType::kPow, [](double p, double q) { return std::pow(p, q); }},
+      {OpType::kMin,
+       [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::min(p, q); }},
+      {OpType::kMax,
+       [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q); }},
+  };
+  for (const Op& op : ops) {
+    CAPTURE(op_type_name(op.type));
+    for (bool swapped : {false, true}) {
+      CAPTURE(swapped);
+      const HostTensor& p = swapped ? b : a;
+      const HostTensor& q = swapped ? a : b;
+      OpRunner r;
+      REQUIRE(r.plan(*backend, op.type, NoAttrs{}, {&p, &q}, {false, false}, "bin").ok());
+      HostTensor out;
+      REQUIRE(r.run({&p, &q}, &out).ok());
+      REQUIRE(out.shape == Shape({3, 7, 5}));
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 7; ++j)
+          for (int64_t k = 0; k < 5; ++k) {
+            const double va = a.data[i * 5 + k], vb = b.data[j];
+            const double want = swapped ? op.f(vb, va) : op.f(va, vb);
+            const float got = out.data[(i * 7 + j) * 5 + k];
+            CHECK_MESSAGE(close(got, want), va, ", ", vb, ": got ", got, ", expected ", want);
+          }
+    }
+  }
+}
+
+}  // namespace test
+}  // namespace vitrt

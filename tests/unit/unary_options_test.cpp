@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The Unary op's options in a model file (UnaryOptions, formats/op_options.cpp) and the Pow, Min, Max op
+// codes: a written file loads back to the same attributes (infinite Clip bounds included), and a file edited
+// to hold an unknown kind or a non-finite parameter is refused at load, naming the operator and the option.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "model_bytes.h"
+#include "model_writer.h"
+#include "test_graphs.h"
+
+using namespace vitrt;
+
+namespace {
+
+// tiny_classifier's logits [B,5] -> LeakyRelu(0.1) -> Clip(-inf, 2) -> Pow(·, e) -> Min(·, c) -> Max(·, c).
+Graph classifier_with_elementwise_tail() {
+  Graph g = test::tiny_classifier();
+  const int32_t logits = g.outputs[0];
+  auto act = [&](const char* name) { return g.add_activation(name, Shape()); };
+  const int32_t leaky = act("leaky"), clip = act("clip"), pw = act("pow"), mn = act("min"), mx = act("max");
+  g.add_node(OpType::kUnary, UnaryAttrs{UnaryKind::kLeakyRelu, 0.1f, 0.0f}, {logits}, {leaky}, "leaky");
+  g.add_node(OpType::kUnary, UnaryAttrs{UnaryKind::kClip, -std::numeric_limits<float>::infinity(), 2.0f},
+             {leaky}, {clip}, "clip");
+  const int32_t e = g.add_constant("e", Shape{5}, {1.0f, 2.0f, 3.0f, 0.5f, 1.5f});
+  const int32_t c = g.add_constant("c", Shape{1}, {0.25f});
+  g.add_node(OpType::kPow, NoAttrs{}, {clip, e}, {pw}, "pow");
+  g.add_node(OpType::kMin, NoAttrs{}, {pw, c}, {mn}, "min");
+  g.add_node(OpType::kMax, NoAttrs{}, {mn, c}, {mx}, "max");
+  g.outputs = {mx};
+  REQUIRE(resolve_activation_shapes(&g).ok());
+  return g;
+}
+
+std::vector<uint8_t> written() {
+  std::vector<uint8_t> bytes;
+  const Status st = write_model_memory(classifier_with_elementwise_tail(), &bytes);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return bytes;
+}
+
+// The options of the operator named `name` in a file being edited.
+fb::UnaryOptions* unary_options(fb::Model* m, const std::string& name) {
+  auto* ops = m->mutable_graph()->mutable_operators();
+  for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
+    fb::Operator* op = ops->GetMutableObject(i);
+    if (op->name() && op->name()->str() == name) return static_cast<fb::UnaryOptions*>(op->mutable_options());
+  }
+  FAIL("no operator ", name);
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("Unary, Pow, Min, Max: a model file keeps their ops and attributes") {
+  std::shared_ptr<const Model> model;
+  const Status st = test::load_model_bytes(written(), &model);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const std::vector<Node>& nodes = model->graph.nodes;
+  REQUIRE(nodes.size() >= 5);
+  const Node* tail = &nodes[nodes.size() - 5];
+  CHECK(tail[0].type == OpType::kUnary);
+  const UnaryAttrs& leaky = std::get<UnaryAttrs>(tail[0].attrs);
+  CHECK(leaky.kind == UnaryKind::kLeakyRelu);
+  CHECK(leaky.alpha == 0.1f);
+  CHECK(leaky.beta == 0.0f);
+  const UnaryAttrs& clip = std::get<UnaryAttrs>(tail[1].attrs);
+  CHECK(clip.kind == UnaryKind::kClip);
+  CHECK(clip.alpha == -std::numeric_limits<float>::infinity());
+  CHECK(clip.beta == 2.0f);
+  CHECK(tail[2].type == OpType::kPow);
+  CHECK(tail[3].type == OpType::kMin);
+  CHECK(tail[4].type == OpType::kMax);
+}
+
+TEST_CASE("Unary options that no writer makes are refused at load, naming the operator and the option") {
+  struct Edit {
+    const char* what;
+    std::function<void(fb::Model*)> edit;
+    const char* needle;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Edit edits[] = {
+      {"unknown kind",
+       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(17)); },
+       "invalid value of option 'kind'"},
+      {"negative kind",
+       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(-3)); },
+       "invalid value of option 'kind'"},
+      {"NaN slope", [&](fb::Model* m) { unary_options(m, "leaky")->mutate_alpha(nan); },
+       "Unary options: LeakyRelu's alpha nan is not finite"},
+      {"infinite slope", [](fb::Model* m) { unary_options(m, "leaky")->mutate_alpha(INFINITY); },
+       "Unary options: LeakyRelu's alpha inf is not finite"},
+      {"a parameter the kind does not use",
+       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(fb::UnaryKind::SQRT); },
+       "Unary options: Sqrt's alpha 0.100000 must be 0 (unused)"},
+      {"NaN Clip bound", [&](fb::Model* m) { unary_options(m, "clip")->mutate_beta(nan); },
+       "Unary options: Clip's bound is NaN"},
+  };
+  for (const Edit& e : edits) {
+    CAPTURE(e.what);
+    const Status st = test::load_model_bytes(test::edited_model_bytes(written(), e.edit));
+    CHECK(st.code() == StatusCode::kBadModel);
+    CHECK_MESSAGE(st.message().find(e.needle) != std::string::npos, st.message());
+    const bool names_op =
+        st.message().find("leaky") != std::string::npos || st.message().find("clip") != std::string::npos;
+    CHECK_MESSAGE(names_op, st.message());
+  }
+}

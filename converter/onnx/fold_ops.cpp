@@ -22,7 +22,8 @@ const char* const kFoldable[] = {
     "Constant",  "Identity", "Dropout", "Cast",  "Shape",   "Size",    "ConstantOfShape", "Range",  "Gather",
     "Unsqueeze", "Squeeze",  "Concat",  "Slice", "Reshape", "Flatten", "Transpose",       "Expand", "Add",
     "Sub",       "Mul",      "Div",     "Neg",   "Abs",     "Sqrt",    "Reciprocal",      "Pow",    "Equal",
-    "Less",      "Greater",  "Where",   "Not",   "Min",     "Max",     "Floor",           "Ceil",   nullptr};
+    "Less",      "Greater",  "Where",   "Not",   "Min",     "Max",     "Floor",           "Ceil",   "EyeLike",
+    nullptr};
 
 bool is_float_onnx(int32_t t) {
   return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
@@ -403,6 +404,31 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
     end = std::clamp<int64_t>(end, start, r);
     *out = make(ConstKind::kInt, TP::INT64, {end - start});
     for (int64_t d = start; d < end; ++d) out->i[d - start] = dims[d];
+    return Status::Ok();
+  }
+  if (op == "EyeLike") {
+    // Ones where column − row = k, zeros elsewhere, in the input's shape (SOFT's Newton iteration exports
+    // torch.eye(m) as EyeLike of a ConstantOfShape). Activations always hold the batch, so only constants
+    // fold.
+    const OnnxValue& s = *in[0];
+    const std::vector<int64_t>& shape = s.shape;
+    if (shape.size() != 2) return cx.bad_node(n, "its input must be 2-D, got " + int_dims_str(shape));
+    const int32_t type = static_cast<int32_t>(cx.attr_int(n, "dtype", s.onnx_type));
+    if (type == TP::STRING || !onnx::TensorProto_DataType_IsValid(type) || type == TP::UNDEFINED)
+      return cx.unsupported_node(n, "dtype " + onnx_type_name(type));
+    const int64_t k = cx.attr_int(n, "k", 0);
+    int64_t total;
+    VITRT_RETURN_IF_ERROR(check_size(cx, n, shape, &total));
+    *out = make(is_float_onnx(type) ? ConstKind::kFloat : ConstKind::kInt, type, shape);
+    for (int64_t r = 0; r < shape[0]; ++r) {
+      // Column r + k, when it is inside the row (k is untrusted: compare without forming r + k).
+      if (k < -r || k >= shape[1] - r) continue;
+      const int64_t e = r * shape[1] + (r + k);
+      if (out->kind == ConstKind::kFloat)
+        out->f[e] = 1.0f;
+      else
+        out->i[e] = SymDim::of(1);
+    }
     return Status::Ok();
   }
   if (op == "ConstantOfShape") {

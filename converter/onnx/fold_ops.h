@@ -3,8 +3,9 @@
 #pragma once
 // Folding at import: the shape machinery of exported graphs (Shape, Size, Constant, ConstantOfShape, Range,
 // Gather/Slice/Concat/Unsqueeze/Squeeze/Reshape of shape values, integer and float arithmetic on constants,
-// Equal/Where, Cast) is evaluated once while importing, so no such op reaches the IR. Shape values may hold
-// the batch (c + k·B, onnx/sym_dim.h); arithmetic that cannot stay in that form is refused, naming the node.
+// Equal/Where, Cast, EyeLike) is evaluated once while importing, so no such op reaches the IR. Shape values
+// may hold the batch (c + k·B, onnx/sym_dim.h); arithmetic that cannot stay in that form is refused, naming
+// the node.
 #include <onnx/onnx_pb.h>
 
 #include "onnx/import_context.h"

@@ -397,3 +397,51 @@ TEST_CASE("Flatten counts a negative axis from the end (-1 keeps the last axis a
     CHECK(s->output_shape(2) == Shape{2, 12});
   }
 }
+
+TEST_CASE("EyeLike of a constant folds, with k (inside, negative, past the edge) and dtype") {
+  // y = x + EyeLike(c, k=1) + EyeLike(c, k=-2, double) + EyeLike(c, k=7) on x [B,4,5], c a [4,5] constant.
+  onnx::ModelProto m = test::model_with_input({4, 5}, 17);
+  auto* g = m.mutable_graph();
+  constant(g, "c", test::pattern_tensor("", {4, 5}, 0.5f));
+  set_int(add_node(g, "EyeLike", {"c"}, {"e1"}), "k", 1);
+  auto* e2 = add_node(g, "EyeLike", {"c"}, {"e2"});
+  set_int(e2, "k", -2);
+  set_int(e2, "dtype", onnx::TensorProto::DOUBLE);
+  set_int(add_node(g, "EyeLike", {"c"}, {"e3"}), "k", 7);  // past the last column: all zeros
+  add_node(g, "Add", {"x", "e1"}, {"a"});
+  add_node(g, "Add", {"a", "e2"}, {"b"});
+  add_node(g, "Add", {"b", "e3"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Add", 3}});
+  check_values(ir, 20, 20, [](const float* x, int64_t i) {
+    const int64_t r = i / 5, c = i % 5;
+    return x[i] + (c - r == 1 ? 1.0 : 0.0) + (c - r == -2 ? 1.0 : 0.0);
+  });
+}
+
+TEST_CASE("EyeLike of an activation or of a non-2-D constant is refused, naming the node") {
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 17);
+    auto* g = m.mutable_graph();
+    add_node(g, "EyeLike", {"x"}, {"e"});
+    add_node(g, "Add", {"x", "e"}, {"y"});
+    Graph ir;
+    std::string log;
+    const Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &ir, &log);
+    REQUIRE(!st.ok());
+    CHECK(st.message().find("EyeLike") != std::string::npos);
+  }
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 17);
+    auto* g = m.mutable_graph();
+    constant(g, "c", test::pattern_tensor("", {2, 3, 4}, 0.5f));
+    add_node(g, "EyeLike", {"c"}, {"e"});
+    add_node(g, "Add", {"x", "e"}, {"y"});
+    Graph ir;
+    std::string log;
+    const Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &ir, &log);
+    REQUIRE(!st.ok());
+    CHECK(st.message().find("EyeLike_e") != std::string::npos);
+    CHECK(st.message().find("2-D") != std::string::npos);
+  }
+}

@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 // canonicalize: removes ops that do nothing (a Reshape to the same shape, a Transpose by the identity
 // permutation) and folds Reshape -> Reshape chains into one Reshape.
+#include <algorithm>
+
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 
@@ -41,19 +43,30 @@ class CanonicalizePass final : public Pass {
         if (erase[j] || p.type != OpType::kReshape || p.outputs[0] != src || consumers[src] != 1 ||
             is_graph_output(g, src))
           continue;
-        // The outer target may copy dims (0) from the intermediate shape: make them explicit first.
+        // The outer target may copy dims (0) from the intermediate shape: make them explicit first. A copied
+        // batch-dependent dim (kDynamicDim) may be any multiple of the batch (2B where the inner Reshape
+        // folded heads into it: SOFT's exported attention), not necessarily the new source's dim at that
+        // position, so it becomes the one inferred dim (-1): the element count is the chain's, so the
+        // inference gives back exactly the intermediate's value. Where the target already infers a dim, the
+        // chain stays. Where the inner target copied that dim from its source too (0 at the same position),
+        // it is the new source's dim exactly and the 0 stays.
         auto target = std::get<ReshapeAttrs>(n.attrs).shape;
+        const auto& inner = std::get<ReshapeAttrs>(p.attrs).shape;
+        bool infers = std::find(target.begin(), target.end(), int64_t{-1}) != target.end();
         bool ok = true;
-        for (size_t d = 0; d < target.size(); ++d)
-          if (target[d] == 0) {
-            const int64_t v = d < static_cast<size_t>(g.tensors[src].shape.rank) ? g.tensors[src].shape[d] : -2;
-            const int64_t in_v = d < static_cast<size_t>(g.tensors[p.inputs[0]].shape.rank)
-                                     ? g.tensors[p.inputs[0]].shape[d]
-                                     : -3;
-            if (v == kDynamicDim && in_v == kDynamicDim) continue;  // still "copy the batch" from the new source
-            if (v <= 0) ok = false;
-            else target[d] = v;
+        for (size_t d = 0; d < target.size() && ok; ++d) {
+          if (target[d] != 0) continue;
+          const int64_t v = d < static_cast<size_t>(g.tensors[src].shape.rank) ? g.tensors[src].shape[d] : -2;
+          if (v == kDynamicDim && d < inner.size() && inner[d] == 0) continue;
+          if (v == kDynamicDim && !infers) {
+            target[d] = -1;
+            infers = true;
+          } else if (v <= 0) {
+            ok = false;
+          } else {
+            target[d] = v;
           }
+        }
         if (!ok) continue;
         n.inputs[0] = p.inputs[0];
         std::get<ReshapeAttrs>(n.attrs).shape = target;
@@ -68,6 +81,8 @@ class CanonicalizePass final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> create_canonicalize_pass() { return std::make_unique<CanonicalizePass>(); }
+std::unique_ptr<Pass> create_canonicalize_pass() {
+  return std::make_unique<CanonicalizePass>();
+}
 
 }  // namespace vitrt

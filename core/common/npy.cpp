@@ -239,12 +239,19 @@ Status read_npy_header(InputFile& f, NpyHeader* out) {
     out->elem = 1;
   else
     return bad_input("'" + path + "': unsupported .npy dtype '" + d + "'");
-  // The declared byte size, checked: it must neither overflow nor differ from what the file holds.
-  uint64_t numel = 1;
-  for (int64_t v : out->shape)
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(v), &numel))
+  // The declared byte size, checked: it must neither overflow nor differ from what the file holds. The
+  // product of the non-zero dims must stay countable (at most 2^62) too, even where a 0 dim makes the array
+  // empty: otherwise a reader that multiplies some of the dims ((1, 8e18, 0, 2e13): H*W, per-image sizes)
+  // would overflow.
+  constexpr uint64_t kMaxCount = uint64_t{1} << 62;
+  uint64_t numel = 1, nonzero = 1;
+  for (int64_t v : out->shape) {
+    if (v != 0 &&
+        (__builtin_mul_overflow(nonzero, static_cast<uint64_t>(v), &nonzero) || nonzero > kMaxCount))
       return bad_input("'" + path + "': .npy shape " + shape_text(out->shape) +
                        " has too many elements to count");
+    numel = v == 0 ? 0 : numel * static_cast<uint64_t>(v);  // at most nonzero
+  }
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(numel, out->elem, &bytes))
     return bad_input("'" + path + "': .npy shape " + shape_text(out->shape) + " of '" + d +

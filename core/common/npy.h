@@ -55,7 +55,8 @@ struct NpyArray {
 };
 
 // Every reader refuses, before allocating anything for the data: a file above kMaxNpyFileBytes or not a
-// regular file, a shape whose byte size overflows, and a file whose size after the header is not exactly the
+// regular file, a shape whose byte size overflows (or whose non-zero dims multiply past 2^62, also in an
+// empty array), and a file whose size after the header is not exactly the
 // declared byte size (truncated, or followed by bytes the header does not describe). Errors are kBadInput
 // (kIo when the file cannot be opened) and name the file and the declared shape.
 Status read_npy(const std::string& path, NpyArray* out);

@@ -177,6 +177,19 @@ TEST_CASE("hostile npy: a shape whose byte size overflows 64 bits") {
   require_bad_input(read_npy(q, &a), {"range.npy", "bad shape"});
 }
 
+TEST_CASE("hostile npy: an empty array whose other dims multiply past 2^62 is refused (fuzz: npy)") {
+  // Zero elements and zero data bytes, but (1, 8e18, 0, 2e13): any reader multiplying the non-zero dims (H*W,
+  // per-image sizes) would overflow. The product of the non-zero dims must stay at most 2^62.
+  const std::string p =
+      write_file("empty_huge.npy", npy_bytes("<f4", "(1, 8000020000000000801, 0, 20000000000800)", 0));
+  NpyArray a;
+  require_bad_input(read_npy(p, &a), {"empty_huge.npy", "too many elements"});
+  // 2^62 itself beside a zero is still a (countable) empty array.
+  const std::string q = write_file("empty_ok.npy", npy_bytes("<f4", "(4611686018427387904, 0)", 0));
+  REQUIRE(read_npy(q, &a).ok());
+  CHECK(a.data.empty());
+}
+
 TEST_CASE("hostile npy: bytes after the declared data are refused (the header does not describe the file)") {
   const std::string p = write_file("trailing.npy", npy_bytes("<f4", "(1, 3, 2, 2)", 12 * 4 + 4));
   std::vector<float> v;

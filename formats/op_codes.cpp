@@ -56,6 +56,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kPow, B::POW, O::NONE),
     stored(OpType::kMin, B::MINIMUM, O::NONE),
     stored(OpType::kMax, B::MAXIMUM, O::NONE),
+    stored(OpType::kPool2d, B::POOL2D, O::Pool2dOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

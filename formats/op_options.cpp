@@ -110,6 +110,15 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateUnaryOptions(fbb, static_cast<fb::UnaryKind>(a.kind), a.alpha, a.beta).Union();
       break;
     }
+    case OpType::kPool2d: {
+      const auto& a = std::get<Pool2dAttrs>(node.attrs);
+      e.offset =
+          fb::CreatePool2dOptions(fbb, static_cast<fb::PoolKind>(a.kind), a.kernel_h, a.kernel_w, a.stride_h,
+                                  a.stride_w, a.pad_top, a.pad_left, a.pad_bottom, a.pad_right, a.dilation_h,
+                                  a.dilation_w, a.ceil_mode, a.count_include_pad)
+              .Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -252,6 +261,28 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const UnaryAttrs a{static_cast<UnaryKind>(kind), o->alpha(), o->beta()};
       const std::string why = unary_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": Unary options: " + why);
+      *out = a;
+      break;
+    }
+    case OpType::kPool2d: {
+      // Sizes are checked by the op's shape inference (core/ops/pool2d.cpp), which names the op.
+      const auto* o = op.options_as_Pool2dOptions();
+      const int kind = static_cast<int>(o->kind());
+      if (kind < 0 || kind > 1) return bad_enum("kind");
+      Pool2dAttrs a;
+      a.kind = static_cast<PoolKind>(kind);
+      a.kernel_h = o->kernel_h();
+      a.kernel_w = o->kernel_w();
+      a.stride_h = o->stride_h();
+      a.stride_w = o->stride_w();
+      a.pad_top = o->pad_top();
+      a.pad_left = o->pad_left();
+      a.pad_bottom = o->pad_bottom();
+      a.pad_right = o->pad_right();
+      a.dilation_h = o->dilation_h();
+      a.dilation_w = o->dilation_w();
+      a.ceil_mode = o->ceil_mode();
+      a.count_include_pad = o->count_include_pad();
       *out = a;
       break;
     }

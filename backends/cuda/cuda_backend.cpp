@@ -57,6 +57,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kPow),
     Table::not_implemented(OpType::kMin),
     Table::not_implemented(OpType::kMax),
+    Table::not_implemented(OpType::kPool2d),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -175,12 +175,31 @@ struct UnaryAttrs {
   float alpha = 0.0f, beta = 0.0f;
 };
 
+// Windowed max or average over H and W (ONNX MaxPool / AveragePool, PyTorch max_pool2d / avg_pool2d;
+// docs/onnx.md): src [B,C,H,W] -> [B,C,Ho,Wo]. Window (i, j) covers rows i·stride_h − pad_top + k·dilation_h,
+// k < kernel_h, and likewise columns. Padding is asymmetric (ONNX pads and SAME auto_pad). Along each axis
+// out = floor((in + pad_begin + pad_end − ((kernel − 1)·dilation + 1)) / stride) + 1, rounded up instead with
+// ceil_mode, dropping a last window that would start past the input and its leading padding (as PyTorch and
+// ONNX do). Max: padded positions never win (a NaN does). Average: no dilation; the divisor is the number of
+// input positions in the window, or with count_include_pad its size clipped to the padded input (the
+// ceil_mode overhang is never counted).
+enum class PoolKind : int8_t { kMax = 0, kAverage = 1 };
+struct Pool2dAttrs {
+  PoolKind kind = PoolKind::kMax;
+  int32_t kernel_h = 1, kernel_w = 1;
+  int32_t stride_h = 1, stride_w = 1;
+  int32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int32_t dilation_h = 1, dilation_w = 1;
+  bool ceil_mode = false;
+  bool count_include_pad = false;
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
     std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
                  SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
                  SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs>;
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs>;
 
 }  // namespace vitrt

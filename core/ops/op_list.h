@@ -50,4 +50,5 @@
   X(Unary, UnaryAttrs, infer_unary_kind, 1, 1, 1, 1, 1, kSerialised)                                  \
   X(Pow, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Min, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
-  X(Max, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)
+  X(Max, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Pool2d, Pool2dAttrs, infer_pool2d, 1, 1, 1, 1, 1, kSerialised)

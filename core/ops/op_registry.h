@@ -42,6 +42,12 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
 bool conv_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
                       int64_t* out);
 
+// Output length of a pooling window along one axis (core/ir/op_attrs.h, Pool2dAttrs), in checked int64; false
+// when an argument is out of range, the arithmetic overflows or the dilated window does not fit the padded
+// input.
+bool pool_output_size(int64_t in, int64_t kernel, int64_t pad_begin, int64_t pad_end, int64_t stride,
+                      int64_t dilation, bool ceil_mode, int64_t* out);
+
 // Normalises a possibly negative axis into [0, rank); false when out of range.
 bool normalize_axis(int64_t axis, int rank, int* out);
 

@@ -135,7 +135,7 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
   for (OpType t : {OpType::kConv2d, OpType::kBatchNorm2d, OpType::kRelu, OpType::kConcat, OpType::kSlice,
                    OpType::kReshape, OpType::kTranspose, OpType::kReduceMean, OpType::kSoftmax,
                    OpType::kAdaptiveAvgPool2d, OpType::kLinearAttention, OpType::kReusedAttention,
-                   OpType::kAttentionResidual, OpType::kConvMlp})
+                   OpType::kAttentionResidual, OpType::kConvMlp, OpType::kPool2d})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -7,11 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "file_checksum.h"
 #include "loader/model_loader.h"
@@ -157,6 +160,103 @@ TEST_CASE("hostile model: Conv2d padding that would hold more than the limit is 
       },
       2);
   expect_refused(bytes_of(g), "Conv2d");
+}
+
+TEST_CASE("hostile model: Pool2d windows, strides and pads near INT32_MAX give the true output size") {
+  // An 8x8 image, window = stride = 2^31-1, every pad 2^31-2 (one less than the window, the largest allowed):
+  // rows [-(2^31-2), 0] and [1, 2^31-1] make a 2x2 output whose cells are the max of {0} x {0}, {0} x [1,8),
+  // [1,8) x {0} and [1,8) x [1,8). Sums like in + 2·pad overflow int32.
+  const int32_t big = 2147483647;
+  Graph g = image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t p = gr.add_activation("pooled", Shape());
+        Pool2dAttrs a;
+        a.kernel_h = a.kernel_w = a.stride_h = a.stride_w = big;
+        a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = big - 1;
+        gr.add_node(OpType::kPool2d, a, {x}, {p}, "pool");
+        return p;
+      },
+      3 * 2 * 2);
+  std::shared_ptr<const Model> m;
+  Status st = load_bytes(bytes_of(g), &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  CHECK(m->graph.tensors[m->graph.nodes[0].outputs[0]].shape == Shape{kDynamicDim, 3, 2, 2});
+  SessionOptions so;
+  so.backend = "ref";
+  so.preserve_intermediates = true;
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::create(m, so, &s).ok());
+  std::vector<float> img(192), logits(4);
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<float>((i * 37) % 101);
+  REQUIRE(s->run(img.data(), 1, logits.data(), logits.size()).ok());
+  int32_t pooled = -1;
+  for (size_t t = 0; t < s->graph().tensors.size(); ++t)
+    if (s->graph().tensors[t].name == "pooled") pooled = static_cast<int32_t>(t);
+  REQUIRE(pooled >= 0);
+  const float* y = s->tensor_data(pooled);
+  REQUIRE(y != nullptr);
+  for (int c = 0; c < 3; ++c) {
+    const float* plane = img.data() + c * 64;
+    float want[4] = {plane[0], plane[1], plane[8], plane[9]};
+    for (int r = 0; r < 8; ++r)
+      for (int col = 0; col < 8; ++col) {
+        float& cell = want[(r > 0) * 2 + (col > 0)];
+        cell = std::max(cell, plane[r * 8 + col]);
+      }
+    for (int k = 0; k < 4; ++k) CHECK(y[c * 4 + k] == want[k]);
+  }
+}
+
+TEST_CASE("hostile model: Pool2d attributes that make no valid window are refused at load, naming the op") {
+  auto pool_graph = [](const Pool2dAttrs& a) {
+    return image_graph(
+        [&](Graph& gr, int32_t x) {
+          const int32_t p = gr.add_activation("pooled", Shape());
+          gr.add_node(OpType::kPool2d, a, {x}, {p}, "pool");
+          return p;
+        },
+        3);
+  };
+  Pool2dAttrs good;
+  good.kind = PoolKind::kAverage;
+  good.kernel_h = good.kernel_w = good.stride_h = good.stride_w = 8;
+  REQUIRE(load_bytes(bytes_of(pool_graph(good))).ok());
+  const std::vector<std::pair<std::function<void(Pool2dAttrs&)>, const char*>> bad = {
+      {[](Pool2dAttrs& a) { a.kernel_h = 0; }, "must be positive"},
+      {[](Pool2dAttrs& a) { a.kernel_w = -8; }, "must be positive"},
+      {[](Pool2dAttrs& a) { a.stride_w = -1; }, "must be positive"},
+      {[](Pool2dAttrs& a) { a.stride_h = 0; }, "must be positive"},
+      {[](Pool2dAttrs& a) { a.dilation_h = 0; }, "must be positive"},
+      {[](Pool2dAttrs& a) { a.pad_left = -1; }, "non-negative"},
+      {[](Pool2dAttrs& a) { a.pad_bottom = INT32_MIN; }, "non-negative"},
+      {[](Pool2dAttrs& a) { a.pad_top = 8; }, "smaller than the window"},
+      {[](Pool2dAttrs& a) { a.pad_right = 2147483647; }, "smaller than the window"},
+      {[](Pool2dAttrs& a) { a.dilation_w = 2; }, "no dilation"},
+      {[](Pool2dAttrs& a) { a.kernel_h = 9; }, "does not fit input"},
+      {[](Pool2dAttrs& a) {
+         a.kind = PoolKind::kMax;
+         a.kernel_w = 5;
+         a.dilation_w = 2147483647;
+       },
+       "does not fit input"},
+  };
+  for (const auto& [edit, why] : bad) {
+    Pool2dAttrs a = good;
+    edit(a);
+    const std::vector<uint8_t> b = bytes_of(pool_graph(a));
+    expect_refused(b, "Pool2d");
+    expect_refused(b, "'pool'");
+    expect_refused(b, why);
+  }
+  // A pooling kind this build does not know.
+  expect_refused(edited(bytes_of(pool_graph(good)),
+                        [](fb::Model* m) {
+                          auto* op = m->mutable_graph()->mutable_operators()->GetMutableObject(0);
+                          REQUIRE(op->options_type() == fb::OpOptions::Pool2dOptions);
+                          auto* o = static_cast<fb::Pool2dOptions*>(op->mutable_options());
+                          REQUIRE(o->mutate_kind(static_cast<fb::PoolKind>(9)));
+                        }),
+                 "invalid value of option 'kind'");
 }
 
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {

@@ -154,6 +154,23 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.fc2_activation = activation_from_name(j.at("fc2_activation"));
       return a;
     }
+    case OpType::kPool2d: {
+      Pool2dAttrs a;
+      a.kind = j.at("kind") == "average" ? PoolKind::kAverage : PoolKind::kMax;
+      a.kernel_h = j.at("kernel_h");
+      a.kernel_w = j.at("kernel_w");
+      a.stride_h = j.at("stride_h");
+      a.stride_w = j.at("stride_w");
+      a.pad_top = j.at("pad_top");
+      a.pad_left = j.at("pad_left");
+      a.pad_bottom = j.at("pad_bottom");
+      a.pad_right = j.at("pad_right");
+      a.dilation_h = j.at("dilation_h");
+      a.dilation_w = j.at("dilation_w");
+      a.ceil_mode = j.at("ceil_mode");
+      a.count_include_pad = j.at("count_include_pad");
+      return a;
+    }
     default:
       return NoAttrs{};
   }

@@ -65,6 +65,49 @@ def reshape(attrs, xs):
     return x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(attrs["shape"])])
 
 
+def pool_output_size(n, k, pb, pe, s, d, ceil_mode):
+    """ONNX's and PyTorch's pooling output size (PyTorch's pooling_output_shape with asymmetric padding)."""
+    room = n + pb + pe - (d * (k - 1) + 1)
+    out = (room + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + pb:
+        out -= 1
+    return out
+
+
+def pool2d(attrs, xs):
+    """Pool2d. Symmetric padding of at most half the window goes straight to F.max_pool2d / F.avg_pool2d;
+    asymmetric padding is built from them: the input is padded explicitly (-inf for max, 0 for average, and the
+    ceil_mode overhang likewise), pooled without padding, and an average divides the window sums by the pooled
+    count of input positions (or of input and padding with count_include_pad). The generator checks that this
+    construction equals PyTorch's own on every symmetric case."""
+    x = xs[0]
+    k, s, d = (attrs["kernel_h"], attrs["kernel_w"]), (attrs["stride_h"], attrs["stride_w"]), \
+        (attrs["dilation_h"], attrs["dilation_w"])
+    pb, pe = (attrs["pad_top"], attrs["pad_left"]), (attrs["pad_bottom"], attrs["pad_right"])
+    if pb == pe and all(p <= kk // 2 for p, kk in zip(pb, k)) and not attrs.get("_constructed"):
+        if attrs["kind"] == "max":
+            return F.max_pool2d(x, k, s, pb, d, ceil_mode=attrs["ceil_mode"])
+        assert d == (1, 1)
+        return F.avg_pool2d(x, k, s, pb, ceil_mode=attrs["ceil_mode"],
+                            count_include_pad=attrs["count_include_pad"])
+    out = [pool_output_size(x.shape[2 + i], k[i], pb[i], pe[i], s[i], d[i], attrs["ceil_mode"]) for i in range(2)]
+    # Trailing room so that every window of the output fits (the ceil_mode overhang).
+    over = [max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (x.shape[2 + i] + pb[i] + pe[i])) for i in range(2)]
+    pad = (pb[1], pe[1] + over[1], pb[0], pe[0] + over[0])
+    if attrs["kind"] == "max":
+        y = F.max_pool2d(F.pad(x, pad, value=-math.inf), k, s, 0, d)
+        return y[:, :, :out[0], :out[1]]
+    assert d == (1, 1)
+    total = F.avg_pool2d(F.pad(x, pad), k, s, divisor_override=1)
+    inside = torch.ones((1, 1) + tuple(x.shape[2:]), dtype=x.dtype)
+    if attrs["count_include_pad"]:  # input and padding count, the overhang does not
+        mask = F.pad(F.pad(inside, (pb[1], pe[1], pb[0], pe[0]), value=1.0), (0, over[1], 0, over[0]))
+    else:
+        mask = F.pad(inside, pad)
+    count = F.avg_pool2d(mask, k, s, divisor_override=1)
+    return (total / count)[:, :, :out[0], :out[1]]
+
+
 def slice_(attrs, xs):
     x = xs[0]
     axis = attrs["axis"] % x.dim()
@@ -139,6 +182,8 @@ def run_op(op, attrs, xs):
         return attention(attrs, xs)
     if op == "AdaptiveAvgPool2d":
         return F.adaptive_avg_pool2d(xs[0], (attrs["out_h"], attrs["out_w"]))
+    if op == "Pool2d":
+        return pool2d(attrs, xs)
     if op in EXTRA_OPS:
         return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
@@ -393,6 +438,45 @@ def pool_cases(w):
         w.add(name, "AdaptiveAvgPool2d", {"out_h": out[0], "out_w": out[1]}, [w.randn(*shape, offset=0.3)])
 
 
+def pool2d_cases(w):
+    """Pool2d (ONNX MaxPool / AveragePool): GoogLeNet's and SqueezeNet's 3x3 stride-2 ceil_mode windows, ResNet's
+    stem, dilation, non-square windows, asymmetric (SAME-style) padding, count_include_pad with the ceil_mode
+    overhang, odd sizes. Drawn from their own generator, after every other case, so no earlier case changed."""
+    w.gen = torch.Generator().manual_seed(20261126)
+    specs = [  # name, kind, shape, (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), ceil, include_pad
+        ("maxpool_googlenet_ceil", "max", (2, 5, 13, 11), (3, 3), (2, 2), (0, 0, 0, 0), (1, 1), True, False),
+        ("maxpool_squeezenet_ceil", "max", (1, 7, 14, 10), (3, 3), (2, 2), (0, 0, 0, 0), (1, 1), True, False),
+        ("maxpool_resnet_stem", "max", (2, 3, 9, 10), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False, False),
+        ("maxpool_k2s2_odd", "max", (3, 2, 7, 9), (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), False, False),
+        ("maxpool_k2s2_odd_ceil", "max", (3, 2, 7, 9), (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), True, False),
+        ("maxpool_rect", "max", (2, 3, 8, 13), (2, 3), (1, 2), (1, 1, 1, 1), (1, 1), False, False),
+        ("maxpool_dilated_ceil", "max", (1, 3, 10, 11), (3, 2), (2, 3), (1, 1, 1, 1), (2, 3), True, False),
+        ("maxpool_same_upper", "max", (2, 3, 7, 6), (2, 3), (1, 1), (0, 1, 1, 1), (1, 1), False, False),
+        ("maxpool_asym_ceil", "max", (2, 4, 9, 8), (3, 3), (2, 2), (1, 0, 2, 1), (1, 1), True, False),
+        ("maxpool_whole_image", "max", (3, 5, 7, 5), (7, 5), (1, 1), (0, 0, 0, 0), (1, 1), False, False),
+        ("maxpool_ceil_drop_last", "max", (1, 2, 5, 7), (2, 2), (2, 2), (1, 1, 1, 1), (1, 1), True, False),
+        ("avgpool_ceil_drop_last_incl", "average", (1, 2, 5, 7), (2, 2), (2, 2), (1, 1, 1, 1), (1, 1), True, True),
+        ("avgpool_k3s1p1", "average", (2, 3, 7, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), False, False),
+        ("avgpool_k3s1p1_incl", "average", (2, 3, 7, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), False, True),
+        ("avgpool_k3s2p1_ceil", "average", (2, 4, 8, 11), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, False),
+        ("avgpool_k3s2p1_ceil_incl", "average", (2, 4, 8, 11), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, True),
+        ("avgpool_k2s2_ceil", "average", (1, 6, 7, 5), (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), True, False),
+        ("avgpool_rect", "average", (2, 3, 9, 6), (3, 2), (2, 1), (0, 0, 0, 0), (1, 1), False, False),
+        ("avgpool_asym", "average", (2, 3, 7, 6), (3, 2), (1, 2), (2, 0, 1, 1), (1, 1), False, False),
+        ("avgpool_asym_incl_ceil", "average", (2, 3, 8, 7), (3, 3), (2, 2), (2, 0, 1, 2), (1, 1), True, True),
+    ]
+    for name, kind, shape, k, s, p, d, ceil, incl in specs:
+        attrs = {"kind": kind, "kernel_h": k[0], "kernel_w": k[1], "stride_h": s[0], "stride_w": s[1],
+                 "pad_top": p[0], "pad_left": p[1], "pad_bottom": p[2], "pad_right": p[3], "dilation_h": d[0],
+                 "dilation_w": d[1], "ceil_mode": ceil, "count_include_pad": incl}
+        x = w.randn(*shape)
+        # The padded construction must agree with PyTorch wherever PyTorch takes the padding itself.
+        with torch.no_grad():
+            direct, built = pool2d(attrs, [x.double()]), pool2d(dict(attrs, _constructed=True), [x.double()])
+        assert direct.shape == built.shape and torch.allclose(direct, built, rtol=0, atol=1e-12), name
+        w.add(name, "Pool2d", attrs, [x])
+
+
 def attention_cases(w):
     specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
         ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
@@ -443,6 +527,7 @@ def main():
         EXTRA_OPS.update(mod.OPS)
         mod.cases(w)
     primitive_cases(w)
+    pool2d_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

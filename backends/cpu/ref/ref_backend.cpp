@@ -45,6 +45,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kPow, ref::create_pow),
     Table::kernel(OpType::kMin, ref::create_min),
     Table::kernel(OpType::kMax, ref::create_max),
+    Table::kernel(OpType::kPool2d, ref::create_pool2d),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -314,6 +314,103 @@ Status lower_global_avg_pool(ImportContext& cx, int, const NodeProto& n) {
   return emit(cx, n, OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {t}, n.output(0));
 }
 
+// Pool2d attributes of a MaxPool (opset 11/12) or AveragePool (opset 11) over `spatial` (1 or 2) axes of
+// sizes `size`, as one 2-D window (a 1-D pooling gets a 1-high window).
+Status pool_attrs(ImportContext& cx, const NodeProto& n, const std::vector<int64_t>& size, Pool2dAttrs* a) {
+  const size_t spatial = size.size();
+  std::vector<int64_t> ks = cx.attr_ints(n, "kernel_shape"), strides = cx.attr_ints(n, "strides"),
+                       dil = cx.attr_ints(n, "dilations"), pads = cx.attr_ints(n, "pads");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (dil.empty()) dil.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (ks.size() != spatial || strides.size() != spatial || dil.size() != spatial ||
+      pads.size() != 2 * spatial)
+    return cx.bad_node(n, "kernel_shape, strides, dilations and pads must describe " +
+                              std::to_string(spatial) + " spatial axes");
+  for (size_t d = 0; d < spatial; ++d)
+    if (ks[d] < 1 || ks[d] > INT32_MAX || strides[d] < 1 || strides[d] > INT32_MAX || dil[d] < 1 ||
+        dil[d] > INT32_MAX)
+      return cx.bad_node(n, "a kernel size, stride or dilation is not in [1, 2^31)");
+  const std::string auto_pad = cx.attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") {
+    pads.assign(2 * spatial, 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // ONNX: out = ceil(in / stride); the padding that makes the last window end at the input's end
+    // (SAME_UPPER puts the odd one at the end). All operands are < 2^31, so the int64 arithmetic cannot
+    // overflow.
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t out = (size[d] + strides[d] - 1) / strides[d];
+      const int64_t total = std::max<int64_t>((out - 1) * strides[d] + (ks[d] - 1) * dil[d] + 1 - size[d], 0);
+      pads[d] = total / 2;
+      pads[d + spatial] = total - total / 2;
+      if (auto_pad == "SAME_LOWER") std::swap(pads[d], pads[d + spatial]);
+    }
+  } else if (auto_pad != "NOTSET") {
+    return cx.bad_node(n, "unknown auto_pad '" + auto_pad + "'");
+  }
+  for (int64_t v : pads)
+    if (v < 0 || v > INT32_MAX) return cx.bad_node(n, "a pad is not in [0, 2^31)");
+  const int64_t ceil_mode = cx.attr_int(n, "ceil_mode", 0);
+  const int64_t include_pad = cx.attr_int(n, "count_include_pad", 0);
+  if ((ceil_mode != 0 && ceil_mode != 1) || (include_pad != 0 && include_pad != 1))
+    return cx.bad_node(n, "ceil_mode and count_include_pad must be 0 or 1");
+  auto narrow = [](int64_t v) { return static_cast<int32_t>(v); };  // all checked to be < 2^31 above
+  if (spatial == 2) {
+    a->kernel_h = narrow(ks[0]);
+    a->stride_h = narrow(strides[0]);
+    a->dilation_h = narrow(dil[0]);
+    a->pad_top = narrow(pads[0]);
+    a->pad_bottom = narrow(pads[2]);
+  }
+  // The last spatial axis is the window's width (a 1-D pooling's only one; its window is 1 high).
+  a->kernel_w = narrow(ks[spatial - 1]);
+  a->stride_w = narrow(strides[spatial - 1]);
+  a->dilation_w = narrow(dil[spatial - 1]);
+  a->pad_left = narrow(pads[spatial - 1]);
+  a->pad_right = narrow(pads[2 * spatial - 1]);
+  a->ceil_mode = ceil_mode == 1;
+  a->count_include_pad = include_pad == 1;
+  return Status::Ok();
+}
+
+// MaxPool and AveragePool over 2 spatial axes -> Pool2d; over 1 (a [B,C,L] input) -> Reshape to [B,C,1,L],
+// Pool2d, Reshape back. GlobalMaxPool of a 4-D input -> Pool2d with the whole image as the window.
+Status lower_pool(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  const std::vector<SymDim> dims = dims_of(*x);
+  if (dims.size() != 3 && dims.size() != 4)
+    return cx.unsupported_node(n, "only 1-D and 2-D pooling is supported (input " + sym_dims_str(dims) + ")");
+  if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its Indices output is read");
+  std::vector<int64_t> size;
+  for (size_t d = 2; d < dims.size(); ++d) {
+    if (!dims[d].is_static()) return cx.unsupported_node(n, "pools over a batch-dependent axis");
+    size.push_back(dims[d].c);
+  }
+  Pool2dAttrs a;
+  a.kind = n.op_type() == "AveragePool" ? PoolKind::kAverage : PoolKind::kMax;
+  if (n.op_type() == "GlobalMaxPool") {
+    if (size.size() != 2) return cx.unsupported_node(n, "only 4-D inputs");
+    if (size[0] > INT32_MAX || size[1] > INT32_MAX) return cx.bad_node(n, "the image is too large");
+    a.kernel_h = static_cast<int32_t>(size[0]);
+    a.kernel_w = static_cast<int32_t>(size[1]);
+  } else {
+    VITRT_RETURN_IF_ERROR(pool_attrs(cx, n, size, &a));
+  }
+  int32_t t;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  if (dims.size() == 4) return emit(cx, n, OpType::kPool2d, a, {t}, n.output(0));
+  const std::string out = n.output(0);
+  OnnxValue image, pooled, result;
+  VITRT_RETURN_IF_ERROR(
+      reshape_to(cx, n, t, dims, {dims[0], dims[1], SymDim::of(1), dims[2]}, out + ".image", &image));
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kPool2d, a, {image.tensor}, out + ".pooled", &pooled));
+  VITRT_RETURN_IF_ERROR(reshape_to(cx, n, pooled.tensor, pooled.dims,
+                                   {pooled.dims[0], pooled.dims[1], pooled.dims[3]}, out, &result));
+  cx.set(out, std::move(result));
+  return Status::Ok();
+}
+
 Status lower_softmax(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
@@ -705,6 +802,12 @@ std::map<std::string, LowerEntry> structural_entries() {
       {"BatchNormalization", {lower_batch_norm, {"epsilon", "momentum", "training_mode"}}},
       {"LayerNormalization", {lower_layer_norm, {"axis", "epsilon", "stash_type"}}},
       {"GlobalAveragePool", {lower_global_avg_pool, {}}},
+      {"GlobalMaxPool", {lower_pool, {}}},
+      {"MaxPool",
+       {lower_pool,
+        {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
+      {"AveragePool",
+       {lower_pool, {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
       {"Softmax", {lower_softmax, {"axis"}}},
       {"ReduceMean", {lower_reduce, {"axes", "keepdims"}}},
       {"ReduceSum", {lower_reduce, {"axes", "keepdims", "noop_with_empty_axes"}}},

@@ -5,8 +5,12 @@
 // formula evaluated in double precision.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "loader/mapped_file.h"
 #include "onnx/importer.h"
@@ -444,4 +448,146 @@ TEST_CASE("EyeLike of an activation or of a non-2-D constant is refused, naming 
     CHECK(st.message().find("EyeLike_e") != std::string::npos);
     CHECK(st.message().find("2-D") != std::string::npos);
   }
+}
+
+namespace {
+
+// Max or average of one [h,w] plane over the window of output cell (i, j), in double; -inf / NaN when the
+// window holds no input position. count_include_pad counts positions in [-pad_begin, in + pad_end).
+double pool_cell(const float* plane, int64_t h, int64_t w, const Pool2dAttrs& a, int64_t i, int64_t j) {
+  double best = -INFINITY, sum = 0;
+  int64_t inside = 0, padded = 0;
+  for (int64_t kr = 0; kr < a.kernel_h; ++kr)
+    for (int64_t kc = 0; kc < a.kernel_w; ++kc) {
+      const int64_t r = i * a.stride_h - a.pad_top + kr * a.dilation_h;
+      const int64_t c = j * a.stride_w - a.pad_left + kc * a.dilation_w;
+      if (r < h + a.pad_bottom && c < w + a.pad_right) ++padded;
+      if (r < 0 || r >= h || c < 0 || c >= w) continue;
+      best = std::max(best, double(plane[r * w + c]));
+      sum += plane[r * w + c];
+      ++inside;
+    }
+  if (a.kind == PoolKind::kMax) return best;
+  return sum / double(a.count_include_pad ? padded : inside);
+}
+
+const Pool2dAttrs& only_pool(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (n.type == OpType::kPool2d) return std::get<Pool2dAttrs>(n.attrs);
+  FAIL("no Pool2d in the imported graph");
+  static const Pool2dAttrs none;
+  return none;
+}
+
+}  // namespace
+
+TEST_CASE("MaxPool with SAME_LOWER pads the start: asymmetric Pool2d padding") {
+  // x [B,3,7,6], window 2x3, stride 2x1: ONNX's SAME gives outputs 4x6, padding 1 row at the top (the odd one
+  // goes first for SAME_LOWER) and 1 column each side.
+  onnx::ModelProto m = test::model_with_input({3, 7, 6}, 12);
+  auto* n = add_node(m.mutable_graph(), "MaxPool", {"x"}, {"y"});
+  auto* a = n->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_LOWER");
+  set_ints(n, "kernel_shape", {2, 3});
+  set_ints(n, "strides", {2, 1});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Pool2d", 1}});
+  const Pool2dAttrs p = only_pool(ir);
+  CHECK(p.kind == PoolKind::kMax);
+  CHECK(p.pad_top == 1);
+  CHECK(p.pad_bottom == 0);
+  CHECK(p.pad_left == 1);
+  CHECK(p.pad_right == 1);
+  check_values(ir, 3 * 7 * 6, 3 * 4 * 6, [&](const float* x, int64_t i) {
+    return pool_cell(x + i / 24 * 42, 7, 6, p, i % 24 / 6, i % 6);
+  });
+}
+
+TEST_CASE("AveragePool over one axis: Reshape to a 1-high image, Pool2d, Reshape back") {
+  // x [B,2,8], window 3, stride 2, pads 1/1, ceil_mode, count_include_pad: 5 outputs; the last window starts
+  // at 7 and covers 7, the pad 8 and the ceil_mode overhang 9, so it divides by 2.
+  onnx::ModelProto m = test::model_with_input({2, 8}, 11);
+  auto* n = add_node(m.mutable_graph(), "AveragePool", {"x"}, {"y"});
+  set_ints(n, "kernel_shape", {3});
+  set_ints(n, "strides", {2});
+  set_ints(n, "pads", {1, 1});
+  set_int(n, "ceil_mode", 1);
+  set_int(n, "count_include_pad", 1);
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Pool2d", 1}, {"Reshape", 2}});
+  const Pool2dAttrs p = only_pool(ir);
+  CHECK(p.kernel_h == 1);
+  CHECK(p.pad_top + p.pad_bottom == 0);
+  CHECK(p.kernel_w == 3);
+  check_values(ir, 16, 10, [&](const float* x, int64_t i) {
+    if (i % 5 == 4) return double(x[i / 5 * 8 + 7]) / 2;  // x[7] and the pad's 0 over 2: no overhang
+    return pool_cell(x + i / 5 * 8, 1, 8, p, 0, i % 5);
+  });
+}
+
+TEST_CASE("GlobalMaxPool becomes a Pool2d over the whole image") {
+  onnx::ModelProto m = test::model_with_input({3, 5, 4}, 13);
+  add_node(m.mutable_graph(), "GlobalMaxPool", {"x"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Pool2d", 1}});
+  check_values(ir, 60, 3, [](const float* x, int64_t c) {
+    double best = -INFINITY;
+    for (int k = 0; k < 20; ++k) best = std::max(best, double(x[c * 20 + k]));
+    return best;
+  });
+}
+
+TEST_CASE("pooling the IR cannot express, or that makes no valid window, is refused naming the node") {
+  auto pool = [](const char* op, std::vector<int64_t> dims, int64_t opset) {
+    onnx::ModelProto m = test::model_with_input(std::move(dims), opset);
+    auto* n = add_node(m.mutable_graph(), op, {"x"}, {"y"});
+    set_ints(n, "kernel_shape", {3, 3});
+    return m;
+  };
+  struct Refusal {
+    std::function<void(onnx::ModelProto&)> edit;
+    StatusCode code;
+    const char* needle;
+  };
+  const std::vector<Refusal> refusals = {
+      {[](onnx::ModelProto& m) {  // the Indices output is read (a graph output)
+         m.mutable_graph()->mutable_node(0)->add_output("indices");
+         m.mutable_graph()->add_output()->set_name("indices");
+       },
+       StatusCode::kUnsupported, "Indices"},
+      {[](onnx::ModelProto& m) {
+         set_ints(m.mutable_graph()->mutable_node(0), "pads", {3, 0, 0, 0});
+       },
+       StatusCode::kBadInput, "smaller than the window"},
+      {[](onnx::ModelProto& m) {
+         set_ints(m.mutable_graph()->mutable_node(0), "strides", {0, 1});
+       },
+       StatusCode::kBadInput, "stride"},
+      {[](onnx::ModelProto& m) {
+         set_ints(m.mutable_graph()->mutable_node(0), "pads", {0, 0, int64_t{1} << 31, 0});
+       },
+       StatusCode::kBadInput, "pad"},
+      {[](onnx::ModelProto& m) { set_int(m.mutable_graph()->mutable_node(0), "ceil_mode", 2); },
+       StatusCode::kBadInput, "ceil_mode"},
+      {[](onnx::ModelProto& m) { m.mutable_graph()->mutable_node(0)->clear_attribute(); },
+       StatusCode::kBadInput, "kernel_shape"},
+  };
+  for (const Refusal& r : refusals) {
+    onnx::ModelProto m = pool("MaxPool", {2, 6, 6}, 12);
+    r.edit(m);
+    const Status st = try_import(m);
+    CHECK_MESSAGE(st.code() == r.code, st.message());
+    CHECK_MESSAGE(st.message().find("MaxPool_y") != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find(r.needle) != std::string::npos, st.message());
+  }
+  Status st = try_import(pool("MaxPool", {2, 6, 6, 6}, 12));  // 3-D pooling
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("1-D and 2-D") != std::string::npos, st.message());
+  onnx::ModelProto dilated = pool("AveragePool", {2, 6, 6}, 11);  // AveragePool has dilations from opset 19
+  set_ints(dilated.mutable_graph()->mutable_node(0), "dilations", {2, 2});
+  st = try_import(dilated);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("dilations") != std::string::npos, st.message());
 }

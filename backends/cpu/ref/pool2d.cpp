@@ -90,7 +90,7 @@ class Pool2dKernel final : public RefKernel {
 }  // namespace
 
 Status create_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo*) {
-  const Pool2dAttrs* a;
+  const Pool2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(get_attrs(plan, &a));
   *kernel = std::make_unique<Pool2dKernel>(plan, *a);
   return Status::Ok();

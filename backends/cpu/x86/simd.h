@@ -36,6 +36,19 @@ inline int64_t attn_scratch_floats(int64_t qb, int64_t kb, int64_t d) {
   return up(d * kb) + up(qb * kb) + up(qb * d) + 2 * up(qb) + 16;
 }
 
+// One output row of one [H, W] plane of Pool2d (core/ir/op_attrs.h, Pool2dAttrs): dst[0, wo) for output row
+// oy. Sizes as the reference kernel takes them (shape inference has checked them).
+struct Pool2dRow {
+  const float* src = nullptr;  // the plane [h, w]
+  int64_t h = 0, w = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool is_max = true;
+  bool count_include_pad = false;
+  int64_t oy = 0, wo = 0;
+  float* dst = nullptr;  // the output row [wo]
+};
+
 struct SimdTable {
   const char* name;
   int width;  // floats per vector
@@ -47,6 +60,7 @@ struct SimdTable {
   void (*layer_norm)(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
                      float eps);
   void (*attention_block)(const AttnBlock& a);
+  void (*pool2d_row)(const Pool2dRow& r);
 };
 
 const SimdTable* simd_table_avx512();

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
+#include "backends/cpu/x86/pool2d_row_impl.h"
 #include "backends/cpu/x86/simd.h"
 
 namespace vitrt {
@@ -322,6 +323,7 @@ SimdTable make_table(const char* name) {
   t.relu = &relu<A>;
   t.layer_norm = &layer_norm<A>;
   t.attention_block = &attention_block<A>;
+  t.pool2d_row = &pool2d_impl::row<A>;
   return t;
 }
 

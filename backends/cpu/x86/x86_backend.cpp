@@ -51,7 +51,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kPow),
     Table::reference(OpType::kMin),
     Table::reference(OpType::kMax),
-    Table::reference(OpType::kPool2d),
+    Table::kernel(OpType::kPool2d, create_pool2d),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

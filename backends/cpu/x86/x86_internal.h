@@ -61,6 +61,9 @@ Status create_attention_residual(const std::shared_ptr<Context>&, const KernelPl
 // The fused PVT v2 / LaViT MLP, row-pipelined (conv_mlp.cpp).
 Status create_conv_mlp(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                        KernelInfo*);
+// Pool2d, a vector of output columns at a time (pool2d.cpp).
+Status create_pool2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -4,11 +4,9 @@
 // edges) against the reference kernel: random windows, strides, dilations, asymmetric pads, ceil_mode and
 // count_include_pad on odd shapes, inputs with NaN and -inf, every ISA, 1 and 2 threads. Max must be
 // identical (NaN where the reference has NaN); an average sums in float where the reference sums in double.
-// An informational timing compares both on ResNet's stem pool.
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -147,43 +145,6 @@ TEST_CASE("x86 Pool2d on a large map splits rows over the threads with the same 
         CHECK(got.data == want.data);
       else
         CHECK(worst <= 1e-6);
-    }
-  }
-}
-
-}  // namespace test
-}  // namespace vitrt
-
-namespace vitrt {
-namespace test {
-
-TEST_CASE("Pool2d timings on ResNet's stem pool and an average 3x3 (informational)") {
-  // [1,64,112,112] -> [1,64,56,56], the 3x3 stride-2 max pool after ResNet-50's stem; then a 3x3 stride-1
-  // average pool with padding 1 (Inception's branch pool) on the same map.
-  auto ref = create_reference_backend();
-  auto x86 = make_x86(isa_levels().front());
-  std::mt19937 rng(11);
-  const HostTensor x = random_tensor(Shape{1, 64, 112, 112}, rng);
-  const std::vector<const HostTensor*> in{&x};
-  Pool2dAttrs stem;
-  stem.kernel_h = stem.kernel_w = 3;
-  stem.stride_h = stem.stride_w = 2;
-  stem.pad_top = stem.pad_left = stem.pad_bottom = stem.pad_right = 1;
-  Pool2dAttrs branch = stem;
-  branch.kind = PoolKind::kAverage;
-  branch.stride_h = branch.stride_w = 1;
-  for (const Pool2dAttrs& a : {stem, branch}) {
-    for (auto [backend, threads] : {std::pair<Backend*, int>{ref.get(), 1}, {x86.get(), 1}, {x86.get(), 2}}) {
-      ThreadedOpRunner r;
-      REQUIRE(r.plan(*backend, OpType::kPool2d, a, in, {false}, threads).ok());
-      REQUIRE(r.run(in, nullptr).ok());
-      const int reps = 10;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < reps; ++i) REQUIRE(r.run(in, nullptr).ok());
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      MESSAGE(std::string(a.kind == PoolKind::kMax ? "max 3x3/2" : "average 3x3/1"), " on [1,64,112,112], ",
-              std::string(backend->name()), " ", threads, " thread(s): ", ms / reps, " ms");
     }
   }
 }

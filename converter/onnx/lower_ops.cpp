@@ -44,11 +44,16 @@ std::vector<SymDim> dims_of(const OnnxValue& v) {
 
 // A Reshape from `src` to `dst` dims, written as the planner's patterns expect it (what --emit primitive
 // writes): 0 where a dimension equals the source's at the same position, -1 for the one batch-dependent
-// dimension that moved, the static size otherwise.
+// dimension that moved, the static size otherwise. `written_infer` is the position where the file's own
+// target says -1 (torch writes x.flatten(2) and reshape(B, C, -1) so; -1 when none): it stays -1 when no
+// batch dimension took the -1, as the .pth route writes those reshapes ({0, 0, -1}, which the
+// channels-last passes match). Either spelling gives the same dimension, checked below.
 Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std::vector<SymDim>& from,
-                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out) {
+                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out,
+                  int written_infer = -1) {
   std::vector<int64_t> shape;
   int inferred = 0;
+  bool keep_written = false;
   for (size_t d = 0; d < to.size(); ++d) {
     if (d < from.size() && to[d] == from[d]) {
       shape.push_back(0);
@@ -56,26 +61,29 @@ Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std:
       shape.push_back(-1);
       ++inferred;
     } else {
+      keep_written = keep_written || static_cast<int>(d) == written_infer;
       shape.push_back(to[d].c);
     }
   }
   if (inferred > 1)
     return cx.unsupported_node(
         n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
+  if (inferred == 0 && keep_written) shape[static_cast<size_t>(written_infer)] = -1;
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
   if (out->dims != to)
     return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
   return Status::Ok();
 }
 
-Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<SymDim>& to) {
+Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<SymDim>& to,
+                     int written_infer = -1) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   int32_t t;
   VITRT_RETURN_IF_ERROR(cx.ir_tensor(x, n.input(0), &t));
   const std::vector<SymDim> from = dims_of(*x);
   OnnxValue out;
-  VITRT_RETURN_IF_ERROR(reshape_to(cx, n, t, from, to, n.output(0), &out));
+  VITRT_RETURN_IF_ERROR(reshape_to(cx, n, t, from, to, n.output(0), &out, written_infer));
   cx.set(n.output(0), std::move(out));
   return Status::Ok();
 }
@@ -516,11 +524,13 @@ Status lower_reshape(ImportContext& cx, int, const NodeProto& n) {
     at[b - 1] = target;
   }
   std::vector<SymDim> to;
+  int written_infer = -1;
   for (size_t d = 0; d < at[0].size(); ++d) {
     const int64_t k = at[1][d] - at[0][d];
     to.push_back(SymDim{at[0][d] - k, k});
+    if (spec[d] == SymDim::of(-1)) written_infer = static_cast<int>(d);
   }
-  return reshape_value(cx, n, to);
+  return reshape_value(cx, n, to, written_infer);
 }
 
 Status lower_flatten(ImportContext& cx, int, const NodeProto& n) {

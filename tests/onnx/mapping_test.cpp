@@ -591,3 +591,33 @@ TEST_CASE("pooling the IR cannot express, or that makes no valid window, is refu
   CHECK(st.code() == StatusCode::kUnsupported);
   CHECK_MESSAGE(st.message().find("dilations") != std::string::npos, st.message());
 }
+
+TEST_CASE(
+    "a Reshape target's own -1 stays -1 where it is no kept dimension (x.flatten(2) as the .pth route)") {
+  // x [B,2,3,4]; the IR target: 0 for a kept dimension, the file's -1 where it resolves to a new static
+  // size, the static size otherwise (the channels-last passes match flatten(2) only as {0, 0, -1}).
+  struct Case {
+    std::vector<int64_t> target, ir;
+  };
+  const Case cases[] = {{{0, 0, -1}, {0, 0, -1}},
+                        {{0, 0, 12}, {0, 0, 12}},
+                        {{0, -1, 4}, {0, -1, 4}},
+                        {{0, 6, -1}, {0, 6, -1}},
+                        {{0, -1, 3, 4}, {0, 0, 0, 0}},  // the -1 resolves to a kept dimension: 0
+                        {{0, 24}, {0, 24}},
+                        {{0, -1}, {0, -1}}};
+  for (const Case& c : cases) {
+    CAPTURE(c.target.size());
+    CAPTURE(c.target[1]);
+    onnx::ModelProto m = test::model_with_input({2, 3, 4}, 14);
+    auto* g = m.mutable_graph();
+    constant(g, "target", test::int_tensor("", {static_cast<int64_t>(c.target.size())}, c.target));
+    add_node(g, "Reshape", {"x", "target"}, {"r"});
+    add_node(g, "Neg", {"r"}, {"y"});
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Mul", 1}, {"Reshape", 1}});
+    for (const Node& n : ir.nodes)
+      if (n.type == OpType::kReshape) CHECK(std::get<ReshapeAttrs>(n.attrs).shape == c.ir);
+    check_values(ir, 24, 24, [](const float* x, int64_t i) { return -double(x[i]); });
+  }
+}

@@ -6,7 +6,9 @@
 // themselves, channels-last: [B,N,C] viewed as [B,H,W,C] by a free Reshape, the conv with channels_last set,
 // and a free Reshape back. Both transposes (two full passes over the activations) disappear. Depthwise and
 // dense convs are rewritten (the forms the backends implement channels-last), grouped ones are left alone,
-// and only where the backend supports the channels-last conv.
+// and only where the backend supports the channels-last conv. The tokens may also reach the image as
+// x.reshape(B,H,W,C).permute(0,3,1,2) (PVT v2's stage ends, as torch.onnx.export writes them): the same
+// element order, so the same rewrite.
 #include "planner/channels_last.h"
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
@@ -15,14 +17,21 @@
 namespace vitrt {
 namespace {
 
-Pattern tokens_conv_pattern(bool bias) {
-  return {"tokens_conv",
-          {{"chw", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 1})},
-           {"image", OpType::kReshape, {"chw"}, reshape_is({0, 0, kAny, kAny})},
-           {"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, is_nchw_conv},
-           {"flat", OpType::kReshape, {"conv"}, reshape_is({0, 0, -1})},
-           {"out", OpType::kTranspose, {"flat"}, perm_is({0, 2, 1})}},
-          {}};
+// The tokens [B,N,C] become the conv's image [B,C,H,W] by transpose(1,2).reshape(B,C,H,W) or, when
+// `via_hwc`, by reshape(B,H,W,C).permute(0,3,1,2).
+Pattern tokens_conv_pattern(bool via_hwc, bool bias) {
+  std::vector<PatternOp> ops;
+  if (via_hwc) {
+    ops = {{"hwc", OpType::kReshape, {"tokens"}, reshape_is({0, kAny, kAny, kAny})},
+           {"image", OpType::kTranspose, {"hwc"}, perm_is({0, 3, 1, 2})}};
+  } else {
+    ops = {{"chw", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 1})},
+           {"image", OpType::kReshape, {"chw"}, reshape_is({0, 0, kAny, kAny})}};
+  }
+  ops.insert(ops.end(), {{"conv", OpType::kConv2d, {"image", "weight", bias ? "bias" : ""}, is_nchw_conv},
+                         {"flat", OpType::kReshape, {"conv"}, reshape_is({0, 0, -1})},
+                         {"out", OpType::kTranspose, {"flat"}, perm_is({0, 2, 1})}});
+  return {"tokens_conv", std::move(ops), {}};
 }
 
 class ChannelsLastConvPass final : public Pass {
@@ -42,8 +51,12 @@ class ChannelsLastConvPass final : public Pass {
       if (!match_first(g, index, patterns_, i, &m)) continue;
       const Shape& tokens = g.tensors[m.tensor("tokens")].shape;  // [B,N,C]
       const Shape& w = g.tensors[m.tensor("weight")].shape;       // [Cout,Cin/groups,kh,kw]
-      const auto& image = std::get<ReshapeAttrs>(m.node(g, "image").attrs).shape;
-      if (tokens.rank != 3 || w.rank != 4 || image[2] * image[3] != tokens[1]) continue;
+      const Shape image = g.tensors[m.tensor("image")].shape;     // [B,C,H,W], a copy (add_activation)
+      // Both layout changes keep the token order (n = y·W + x) only when they neither mix C into H·W nor
+      // the reverse: the image holds the tokens' C channels over H·W = N pixels.
+      if (tokens.rank != 3 || w.rank != 4 || image.rank != 4 || image[1] != tokens[2] ||
+          image[2] * image[3] != tokens[1])
+        continue;
       const int64_t c = tokens[2], cout = w[0];
       const Node& conv = m.node(g, "conv");
       Node view_in, cl, view_out;
@@ -70,7 +83,8 @@ class ChannelsLastConvPass final : public Pass {
   }
 
  private:
-  const Pattern patterns_[2] = {tokens_conv_pattern(true), tokens_conv_pattern(false)};
+  const Pattern patterns_[4] = {tokens_conv_pattern(false, true), tokens_conv_pattern(false, false),
+                                tokens_conv_pattern(true, true), tokens_conv_pattern(true, false)};
 };
 
 }  // namespace

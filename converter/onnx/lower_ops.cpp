@@ -45,9 +45,10 @@ std::vector<SymDim> dims_of(const OnnxValue& v) {
 // A Reshape from `src` to `dst` dims, written as the planner's patterns expect it (what --emit primitive
 // writes): 0 where a dimension equals the source's at the same position, -1 for the one batch-dependent
 // dimension that moved, the static size otherwise. `written_infer` is the position where the file's own
-// target says -1 (torch writes x.flatten(2) and reshape(B, C, -1) so; -1 when none): it stays -1 when no
-// batch dimension took the -1, as the .pth route writes those reshapes ({0, 0, -1}, which the
-// channels-last passes match). Either spelling gives the same dimension, checked below.
+// target says -1 (-1 when none). A flatten of the trailing dimensions (every leading one kept, the rest
+// merged into the last, which the file wrote -1: torch's x.flatten(2) and reshape(B, C, -1)) keeps that -1,
+// as the .pth route writes flatten(2) ({0, 0, -1}, which the channels-last passes match). Either spelling
+// gives the same dimension (checked below).
 Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std::vector<SymDim>& from,
                   const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out,
                   int written_infer = -1) {
@@ -68,7 +69,9 @@ Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std:
   if (inferred > 1)
     return cx.unsupported_node(
         n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
-  if (inferred == 0 && keep_written) shape[static_cast<size_t>(written_infer)] = -1;
+  const bool flatten = to.size() < from.size() && written_infer == static_cast<int>(to.size()) - 1 &&
+                       std::all_of(shape.begin(), shape.end() - 1, [](int64_t v) { return v == 0; });
+  if (inferred == 0 && keep_written && flatten) shape.back() = -1;
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
   if (out->dims != to)
     return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
@@ -468,16 +471,63 @@ Status lower_reduce(ImportContext& cx, int, const NodeProto& n) {
 
 // ---- layout ----
 
-Status lower_transpose(ImportContext& cx, int, const NodeProto& n) {
+// A Transpose's permutation (ONNX's default: the axes reversed); empty when it is not a permutation of `rank`
+// axes.
+std::vector<int64_t> transpose_perm(const ImportContext& cx, const NodeProto& n, int rank) {
+  std::vector<int64_t> perm = cx.attr_ints(n, "perm");
+  if (perm.empty())
+    for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  if (perm.size() != static_cast<size_t>(rank)) return {};
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return {};
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
+
+// torch.onnx.export folds y = Transpose(x, p) -> z = Transpose(y, q) into z = Transpose(x, p∘q) even where y
+// has other readers (LaViT's reused scores psi(..)ᵀ, which the next stage's attention residual permutes
+// again). When x has exactly two readers, both Transposes, the later one is read from the earlier one's
+// output again, as the model wrote it and the .pth route builds it, so that fuse_attention sees x read once.
+// Pure data movement: the same elements in the same places. Returns the earlier Transpose's output and the
+// permutation `rest` that takes it to this node's result; "" when the form does not apply.
+std::string unfold_transposes(ImportContext& cx, int index, const NodeProto& n, int rank,
+                              const std::vector<int64_t>& perm, std::vector<int64_t>* rest) {
+  const std::vector<int>& readers = cx.consumers(n.input(0));
+  if (readers.size() != 2 || perm.empty()) return "";
+  const int first = std::min(readers[0], readers[1]);
+  if (first == index || std::max(readers[0], readers[1]) != index) return "";
+  const NodeProto& t1 = cx.onnx_graph().node(first);
+  if (t1.op_type() != "Transpose" || t1.input_size() != 1 || t1.output_size() != 1) return "";
+  const OnnxValue* y = cx.find(t1.output(0));
+  const std::vector<int64_t> p1 = transpose_perm(cx, t1, rank);
+  if (!y || y->is_const || y->rank() != rank || p1.empty()) return "";
+  // z[i] = x[perm[i]] and y[j] = x[p1[j]]: z[i] = y[rest[i]] with p1[rest[i]] = perm[i].
+  std::vector<int64_t> inverse(static_cast<size_t>(rank));
+  for (int j = 0; j < rank; ++j) inverse[static_cast<size_t>(p1[static_cast<size_t>(j)])] = j;
+  rest->clear();
+  for (int64_t p : perm) rest->push_back(inverse[static_cast<size_t>(p)]);
+  return t1.output(0);
+}
+
+Status lower_transpose(ImportContext& cx, int index, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   std::vector<int64_t> perm = cx.attr_ints(n, "perm");
   if (perm.empty())
     for (int d = x->rank() - 1; d >= 0; --d) perm.push_back(d);
+  std::vector<int64_t> rest;
+  const std::string y = unfold_transposes(cx, index, n, x->rank(), transpose_perm(cx, n, x->rank()), &rest);
+  if (!y.empty()) perm = rest;
   TransposeAttrs a;
   for (int64_t p : perm) a.perm.push_back(static_cast<int32_t>(std::clamp<int64_t>(p, -1, 64)));
   int32_t t;
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  if (y.empty()) {
+    VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+  } else {
+    VITRT_RETURN_IF_ERROR(cx.ir_tensor(cx.find(y), y, &t).with_context(cx.where(n)));
+  }
   return emit(cx, n, OpType::kTranspose, a, {t}, n.output(0));
 }
 

@@ -592,20 +592,20 @@ TEST_CASE("pooling the IR cannot express, or that makes no valid window, is refu
   CHECK_MESSAGE(st.message().find("dilations") != std::string::npos, st.message());
 }
 
-TEST_CASE(
-    "a Reshape target's own -1 stays -1 where it is no kept dimension (x.flatten(2) as the .pth route)") {
-  // x [B,2,3,4]; the IR target: 0 for a kept dimension, the file's -1 where it resolves to a new static
-  // size, the static size otherwise (the channels-last passes match flatten(2) only as {0, 0, -1}).
+TEST_CASE("a Reshape target's own -1 stays -1 in a flatten of the trailing dimensions (x.flatten(2))") {
+  // x [B,2,3,4]; the IR target: 0 for a kept dimension, -1 where the file's -1 merges the trailing
+  // dimensions after kept ones (as the .pth route writes flatten(2); the channels-last passes match only
+  // {0, 0, -1}), the static size otherwise (a split into heads stays static: fuse_attention reads h and d).
   struct Case {
     std::vector<int64_t> target, ir;
   };
   const Case cases[] = {{{0, 0, -1}, {0, 0, -1}},
+                        {{0, -1}, {0, -1}},
                         {{0, 0, 12}, {0, 0, 12}},
-                        {{0, -1, 4}, {0, -1, 4}},
-                        {{0, 6, -1}, {0, 6, -1}},
-                        {{0, -1, 3, 4}, {0, 0, 0, 0}},  // the -1 resolves to a kept dimension: 0
-                        {{0, 24}, {0, 24}},
-                        {{0, -1}, {0, -1}}};
+                        {{0, -1, 4}, {0, 6, 4}},
+                        {{0, 6, -1}, {0, 6, 4}},
+                        {{0, -1, 3, 4}, {0, 0, 0, 0}},
+                        {{0, 0, 0, 2, -1}, {0, 0, 0, 2, 2}}};
   for (const Case& c : cases) {
     CAPTURE(c.target.size());
     CAPTURE(c.target[1]);
@@ -620,4 +620,33 @@ TEST_CASE(
       if (n.type == OpType::kReshape) CHECK(std::get<ReshapeAttrs>(n.attrs).shape == c.ir);
     check_values(ir, 24, 24, [](const float* x, int64_t i) { return -double(x[i]); });
   }
+}
+
+TEST_CASE(
+    "two Transposes of one value: the later is read from the earlier's output (torch's folding undone)") {
+  // x [B,2,3,4]: a = Transpose(x, 0,1,3,2) [B,2,4,3], b = Transpose(x, 0,2,1,3) [B,3,2,4] (as torch writes
+  // b = a.permute(0,3,1,2) once it folds the two); y = Reshape(a, [B,24]) + Reshape(b, [B,24]).
+  onnx::ModelProto m = test::model_with_input({2, 3, 4}, 14);
+  auto* g = m.mutable_graph();
+  set_ints(add_node(g, "Transpose", {"x"}, {"a"}), "perm", {0, 1, 3, 2});
+  set_ints(add_node(g, "Transpose", {"x"}, {"b"}), "perm", {0, 2, 1, 3});
+  constant(g, "flat", test::int_tensor("", {2}, {0, -1}));
+  add_node(g, "Reshape", {"a", "flat"}, {"af"});
+  add_node(g, "Reshape", {"b", "flat"}, {"bf"});
+  add_node(g, "Add", {"af", "bf"}, {"y"});
+  const Graph ir = import_model(m);
+  REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Add", 1}, {"Reshape", 2}, {"Transpose", 2}});
+  std::vector<const Node*> t;
+  for (const Node& n : ir.nodes)
+    if (n.type == OpType::kTranspose) t.push_back(&n);
+  CHECK(t[0]->inputs[0] == ir.inputs[0]);
+  CHECK(t[1]->inputs[0] == t[0]->outputs[0]);
+  // a holds (B, c, l, k) and b (B, k, c, l): b = a.permute(0,3,1,2).
+  CHECK(std::get<TransposeAttrs>(t[1]->attrs).perm == std::vector<int32_t>{0, 3, 1, 2});
+  check_values(ir, 24, 24, [](const float* x, int64_t i) {
+    // a [2,4,3]: a[c][l][k] = x[c][k][l]; b [3,2,4]: b[k][c][l] = x[c][k][l].
+    const int64_t c = i / 12, l = i / 3 % 4, k = i % 3;
+    const int64_t k2 = i / 8, c2 = i / 4 % 2, l2 = i % 4;
+    return double(x[c * 12 + k * 4 + l]) + x[c2 * 12 + k2 * 4 + l2];
+  });
 }

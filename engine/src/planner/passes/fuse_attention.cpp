@@ -95,22 +95,29 @@ Pattern reused_attention_pattern() {
   return {"reused_attention", ops + split_heads("v_in", "v") + softmax_times_v("scores"), {"scores"}};
 }
 
-Pattern attention_residual_pattern() {
+// `gamma_view`: gamma is a [h2] weight viewed as [h2,1,1] by a Reshape (the .pth route, PyTorch's
+// gamma.view(1,h2,1,1)); otherwise a constant [1,h2,1,1] or [h2,1,1] (torch.onnx.export folds the view into
+// its initializer).
+Pattern attention_residual_pattern(bool gamma_view) {
   auto conv_plain = [](const Node& n) {
     const auto& a = std::get<Conv2dAttrs>(n.attrs);
     return a.pad_h == 0 && a.pad_w == 0 && a.dilation_h == 1 && a.dilation_w == 1 &&
            a.activation == Activation::kNone;
   };
-  return {"attention_residual",
-          {{"per_key", OpType::kTranspose, {"scores"}, perm_is({0, 3, 1, 2})},
-           {"images", OpType::kReshape, {"per_key"}, reshape_is({-1, kAny, kAny, kAny})},
-           {"dw", OpType::kConv2d, {"images", "dw_w", "dw_b"}, conv_plain},
-           {"pw", OpType::kConv2d, {"dw", "pw_w", "pw_b"}, conv_plain},
-           {"tokens", OpType::kReshape, {"pw"}, reshape_is({-1, kAny, kAny, kAny})},
-           {"per_query", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 3, 1})},
-           {"gamma_view", OpType::kReshape, {"gamma"}, reshape_is({kAny, 1, 1})},
-           {"out", OpType::kMul, {"per_query", "gamma_view"}}},
-          {}};
+  Pattern p{"attention_residual",
+            {{"per_key", OpType::kTranspose, {"scores"}, perm_is({0, 3, 1, 2})},
+             {"images", OpType::kReshape, {"per_key"}, reshape_is({-1, kAny, kAny, kAny})},
+             {"dw", OpType::kConv2d, {"images", "dw_w", "dw_b"}, conv_plain},
+             {"pw", OpType::kConv2d, {"dw", "pw_w", "pw_b"}, conv_plain},
+             {"tokens", OpType::kReshape, {"pw"}, reshape_is({-1, kAny, kAny, kAny})},
+             {"per_query", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 3, 1})}}};
+  if (gamma_view) {
+    p.ops.push_back({"gamma_view", OpType::kReshape, {"gamma"}, reshape_is({kAny, 1, 1})});
+    p.ops.push_back({"out", OpType::kMul, {"per_query", "gamma_view"}});
+  } else {
+    p.ops.push_back({"out", OpType::kMul, {"per_query", "gamma"}});
+  }
+  return p;
 }
 
 bool no_bias_conv(const Node& n) {
@@ -316,6 +323,12 @@ bool rewrite_attention_residual(const Graph& g, const Match& m, Node* fused) {
       dw.stride_w != dww[3] || dww[2] != dww[3] || pww[2] != 1 || pww[3] != 1 || pw.groups != 1 ||
       pw.stride_h != 1 || pw.stride_w != 1)
     return false;
+  // Without the view, gamma must be a constant that scales each head: h2 values along the head axis.
+  const Tensor& gamma = g.tensors[m.tensor("gamma")];
+  if (!m.nodes.count("gamma_view") &&
+      (!gamma.is_constant || gamma.dtype != DType::kFloat32 || gamma.shape.numel() != pww[0] ||
+       !(gamma.shape == Shape{1, pww[0], 1, 1} || gamma.shape == Shape{pww[0], 1, 1})))
+    return false;
   fused->type = OpType::kAttentionResidual;
   fused->attrs = AttentionResidualAttrs{static_cast<int32_t>(images[2]), static_cast<int32_t>(images[3])};
   fused->inputs = {m.tensor("scores"), m.tensor("dw_w"), m.tensor("dw_b"),
@@ -370,6 +383,14 @@ bool rewrite_linear_attention(const Graph& g, const Match& m, int iterations, No
   return true;
 }
 
+// A [n] view of a constant of n values ([1,n,1,1] or [n,1,1]): the same bytes under another shape.
+int32_t add_vector_view(Graph& g, int32_t constant) {
+  Tensor v = g.tensors[constant];
+  v.name += ".vector";
+  v.shape = Shape{v.shape.numel()};
+  return g.add_tensor(std::move(v));
+}
+
 class FuseAttentionPass final : public Pass {
  public:
   const char* name() const override { return "fuse_attention"; }
@@ -389,7 +410,13 @@ class FuseAttentionPass final : public Pass {
       for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
       fused.name = g.nodes[i].name;
       fused.version = 1;
-      if (overlaps || !same_shapes(g, fused) || (ctx.backend && !ctx.backend->supports(fused))) continue;
+      const bool gamma_vector =
+          fused.type == OpType::kAttentionResidual && !overlaps && g.tensors[fused.inputs[5]].shape.rank != 1;
+      if (gamma_vector) fused.inputs[5] = add_vector_view(g, fused.inputs[5]);
+      if (overlaps || !same_shapes(g, fused) || (ctx.backend && !ctx.backend->supports(fused))) {
+        if (gamma_vector) g.tensors.pop_back();  // the view just added, read by nothing
+        continue;
+      }
       for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
       for (int32_t o : fused.outputs) index.producer[o] = static_cast<int32_t>(i);
       g.nodes[i] = std::move(fused);
@@ -415,13 +442,14 @@ class FuseAttentionPass final : public Pass {
       return match_pattern(g, index, it->second, i, m) && rewrite_linear_attention(g, *m, steps, fused);
     }
     if (t == OpType::kMul)
-      return match_pattern(g, index, residual_, i, m) && rewrite_attention_residual(g, *m, fused);
+      for (const Pattern& p : residual_)
+        if (match_pattern(g, index, p, i, m) && rewrite_attention_residual(g, *m, fused)) return true;
     return false;
   }
 
   const std::vector<AttentionPattern> softmax_patterns_ = softmax_attention_patterns();
   const Pattern reused_ = reused_attention_pattern();
-  const Pattern residual_ = attention_residual_pattern();
+  const Pattern residual_[2] = {attention_residual_pattern(true), attention_residual_pattern(false)};
   mutable std::map<int, Pattern> linear_;  // by Newton step count, built on first use
 };
 

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The project's reference models exported by torch.onnx.export at opsets 14 and 17 (fixture onnx_cases,
-// tools/reference/make_onnx_cases.py) against the same weights converted from the checkpoint: logits within
-// 1e-5 of the .pth route (relative to its largest logit) on ref and cpu, and the same planned op types (the
-// planner's fuse_attention and epilogue fusions find the exported attention and MLPs).
+// tools/reference/make_onnx_cases.py: DeiT, PVT v2 b0, a small LaViT) against the same weights converted from
+// the checkpoint: logits within 1e-5 of the .pth route (relative to its largest logit) on ref and cpu, the
+// same top-1 as PyTorch, and the same planned op types, among them each model's fused ops (fuse_attention,
+// the channels-last convs and ConvMlp find the exported attention, residuals and MLPs).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "arch/arch.h"
@@ -28,6 +30,15 @@ std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
   return y;
 }
 
+// The fused ops each case must plan to on both routes (so that both losing a fusion fails too).
+const std::map<std::string, std::map<std::string, int>> kFused = {
+    {"deit_tiny_2layer", {{"SoftmaxAttention", 2}}},
+    {"deit_tiny_distilled_1layer", {{"SoftmaxAttention", 1}}},
+    {"pvt_v2_b0_1111", {{"SoftmaxAttention", 4}, {"ConvMlp", 2}}},  // stages 1-2 (fuse_conv_mlp)
+    {"lavit_1222_narrow",
+     {{"SoftmaxAttention", 4}, {"ReusedAttention", 3}, {"AttentionResidual", 3}, {"ConvMlp", 3}}},
+};
+
 }  // namespace
 
 TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
@@ -46,10 +57,12 @@ TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
     REQUIRE_MESSAGE(st.ok(), st.message());
     std::vector<uint8_t> pth_bytes;
     auto pth = test::load_graph(pth_graph, &pth_bytes);
-    std::vector<float> x;
-    std::vector<int64_t> xs;
+    std::vector<float> x, torch_logits;
+    std::vector<int64_t> xs, ls;
     REQUIRE(read_npy_f32(dir + "/" + c["input"].get<std::string>(), &x, &xs).ok());
-    const int64_t batch = xs[0];
+    REQUIRE(read_npy_f32(dir + "/" + c["logits"].get<std::string>(), &torch_logits, &ls).ok());
+    const int64_t batch = xs[0], classes = ls[1];
+    REQUIRE_MESSAGE(kFused.count(name), "no expected fusions listed for " << name);
     for (const auto& [opset, path] : c["onnx"].items()) {
       CAPTURE(opset);
       Graph onnx_graph;
@@ -66,7 +79,10 @@ TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
         auto b = test::make_session(pth, backend, batch);
         const auto ops_a = test::planned_ops(*a), ops_b = test::planned_ops(*b);
         CHECK_MESSAGE(ops_a == ops_b, "onnx: " << test::ops_str(ops_a) << "\n.pth: " << test::ops_str(ops_b));
-        CHECK(ops_a.count("SoftmaxAttention"));
+        for (const auto& [op, count] : kFused.at(name)) {
+          CAPTURE(op);
+          CHECK((ops_a.count(op) ? ops_a.at(op) : 0) == count);
+        }
         for (int64_t n = 1; n <= batch; ++n) {
           CAPTURE(n);
           const std::vector<float> ya = run(*a, x, n), yb = run(*b, x, n);
@@ -79,6 +95,10 @@ TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
           MESSAGE(name << " opset " << opset << " " << backend << " batch " << n
                        << ": max |onnx - pth| / max |pth| = " << worst / scale);
           CHECK(worst <= 1e-5 * scale);
+          for (int64_t i = 0; i < n; ++i) {
+            const auto top1 = [&](const float* y) { return std::max_element(y, y + classes) - y; };
+            CHECK(top1(ya.data() + i * classes) == top1(torch_logits.data() + i * classes));
+          }
         }
       }
     }

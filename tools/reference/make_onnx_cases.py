@@ -8,6 +8,11 @@ Run by ctest (fixture `onnx_cases`):
 Writes DIR/<case>/{model.pth, opset14.onnx, opset17.onnx, input.npy, logits_f32.npy} and DIR/manifest.json.
 The batch axis is exported dynamic (dynamic_axes), as vitrt keeps it; deit_tiny_2layer also as exported without
 dynamic_axes (opset17_static_batch.onnx: batch 1 written into its shapes).
+
+Cases (small, for CI time): DeiT-Tiny depth 2 and a distilled one of depth 1; PVT v2 b0 with one block per
+stage; a LaViT with LaViT-Tiny's layout (VA layers, an attention residual into every later stage, one LA layer
+at the end of stages 2-4) at depths 1,2,2,2, widths 64,128,128,192 (heads 1,2,2,3) and MLP ratio 2 (the tiny's
+widths would make this fixture ~150 MB).
 """
 import argparse
 import json
@@ -20,6 +25,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vitrt_reference as R  # noqa: E402
+from vitrt_reference import lavit as L  # noqa: E402
 
 OPSETS = (14, 17)
 
@@ -40,13 +46,18 @@ def main():
     torch.manual_seed(0)
     cases = {}
     # Tiny DeiT: depth 2, 10 classes (DeiT-Tiny's width and heads, 224x224, patch 16), raw state_dict.
-    for name, factory, kw, seed in [("deit_tiny_2layer", "deit_tiny", dict(depth=2, num_classes=10), 11),
-                                    ("deit_tiny_distilled_1layer", "deit_tiny_distilled",
-                                     dict(depth=1, num_classes=7), 12)]:
+    models = [("deit_tiny_2layer", lambda: R.deit_tiny(depth=2, num_classes=10), 11),
+              ("deit_tiny_distilled_1layer", lambda: R.deit_tiny_distilled(depth=1, num_classes=7), 12),
+              ("pvt_v2_b0_1111", lambda: R.pvt_v2_b0(num_classes=10, depths=(1, 1, 1, 1)), 13),
+              ("lavit_1222_narrow", lambda: L.LaViT(num_classes=10, depths=(1, 2, 2, 2), la_layers=(0, 1, 1, 1),
+                                                    embed_dims=(64, 128, 128, 192), mlp_ratios=(2, 2, 2, 2)), 14)]
+    for name, factory, seed in models:
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)
-        model = getattr(R, factory)(**kw).eval()
+        model = factory().eval()
         R.init_for_tests(model, seed)
+        if isinstance(model, L.LaViT):
+            L.init_lavit_extras(model, seed)
         x = R.make_images(2, 224, seed)
         R.calibrate_heads(model, torch.from_numpy(x), 4.0)
         with torch.no_grad():

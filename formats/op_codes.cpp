@@ -57,6 +57,9 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kMin, B::MINIMUM, O::NONE),
     stored(OpType::kMax, B::MAXIMUM, O::NONE),
     stored(OpType::kPool2d, B::POOL2D, O::Pool2dOptions),
+    stored(OpType::kReduce, B::REDUCE, O::ReduceOptions),
+    stored(OpType::kLogSoftmax, B::LOG_SOFTMAX, O::SoftmaxOptions),
+    stored(OpType::kInstanceNorm, B::INSTANCE_NORM, O::InstanceNormOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

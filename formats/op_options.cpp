@@ -2,6 +2,9 @@
 // Copyright the vitrt authors.
 #include "op_options.h"
 
+#include <cmath>
+#include <string>
+
 #include "op_codes.h"
 #include "ops/unary_attrs.h"
 
@@ -72,6 +75,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       break;
     }
     case OpType::kSoftmax:
+    case OpType::kLogSoftmax:
       e.offset = fb::CreateSoftmaxOptions(fbb, std::get<SoftmaxAttrs>(node.attrs).axis).Union();
       break;
     case OpType::kSoftmaxAttention: {
@@ -119,6 +123,16 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
               .Union();
       break;
     }
+    case OpType::kReduce: {
+      const auto& a = std::get<ReduceAttrs>(node.attrs);
+      e.offset = fb::CreateReduceOptions(fbb, static_cast<fb::ReduceKind>(a.kind), fbb.CreateVector(a.axes),
+                                         a.keepdims)
+                     .Union();
+      break;
+    }
+    case OpType::kInstanceNorm:
+      e.offset = fb::CreateInstanceNormOptions(fbb, std::get<InstanceNormAttrs>(node.attrs).eps).Union();
+      break;
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -212,6 +226,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       break;
     }
     case OpType::kSoftmax:
+    case OpType::kLogSoftmax:
       *out = SoftmaxAttrs{op.options_as_SoftmaxOptions()->axis()};
       break;
     case OpType::kSoftmaxAttention: {
@@ -284,6 +299,23 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       a.ceil_mode = o->ceil_mode();
       a.count_include_pad = o->count_include_pad();
       *out = a;
+      break;
+    }
+    case OpType::kReduce: {
+      const auto* o = op.options_as_ReduceOptions();
+      const int kind = static_cast<int>(o->kind());
+      if (kind < 0 || kind >= kNumReduceKinds) return bad_enum("kind");
+      if (!o->axes()) return bad_model(where + ": Reduce without axes");
+      *out = ReduceAttrs{static_cast<ReduceKind>(kind),
+                         std::vector<int32_t>(o->axes()->begin(), o->axes()->end()), o->keepdims()};
+      break;
+    }
+    case OpType::kInstanceNorm: {
+      const float eps = op.options_as_InstanceNormOptions()->eps();
+      if (!std::isfinite(eps) || eps < 0.0f)
+        return bad_model(where + ": InstanceNorm epsilon must be finite and >= 0, got " +
+                         std::to_string(eps));
+      *out = InstanceNormAttrs{eps};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

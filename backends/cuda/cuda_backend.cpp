@@ -58,6 +58,9 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kMin),
     Table::not_implemented(OpType::kMax),
     Table::not_implemented(OpType::kPool2d),
+    Table::not_implemented(OpType::kReduce),
+    Table::not_implemented(OpType::kLogSoftmax),
+    Table::not_implemented(OpType::kInstanceNorm),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -64,6 +64,27 @@ struct ReduceMeanAttrs {  // also ReduceSum and ReduceMax
   bool keepdims = false;
 };
 
+// The reductions of the Reduce op (ONNX ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+// ReduceLogSum, ReduceLogSumExp). Mean, sum and max are ops of their own (ReduceMean, ReduceSum, ReduceMax)
+// and have no kind here: one meaning, one encoding. Values match `ReduceKind` in the schema. Over an empty
+// set (a reduced axis of size 0) each gives ONNX's identity: min +inf, prod 1, L1/L2/SumSquare 0,
+// LogSum and LogSumExp -inf.
+enum class ReduceKind : int8_t {
+  kMin = 0,  // NaN wins, as torch.amin and numpy
+  kProd = 1,
+  kL1 = 2,         // sum |x|
+  kL2 = 3,         // sqrt(sum x²)
+  kSumSquare = 4,  // sum x²
+  kLogSum = 5,     // log(sum x)
+  kLogSumExp = 6,  // log(sum eˣ), computed as max + log(sum e^(x − max))
+};
+constexpr int kNumReduceKinds = 7;  // ReduceKind values are 0 .. kNumReduceKinds - 1
+struct ReduceAttrs {
+  ReduceKind kind = ReduceKind::kMin;
+  std::vector<int32_t> axes;  // the reduced axes (none twice); the same shapes as ReduceMeanAttrs
+  bool keepdims = false;
+};
+
 struct SoftmaxAttrs {
   int32_t axis = -1;
 };
@@ -194,12 +215,19 @@ struct Pool2dAttrs {
   bool count_include_pad = false;
 };
 
+// ONNX InstanceNormalization: src [B,C,D1,...] (rank >= 3), scale [C], bias [C] -> the same shape. Each
+// (b, c) plane is normalised over its spatial elements with the biased variance:
+// y = scale[c]·(x − mean)/sqrt(var + eps) + bias[c].
+struct InstanceNormAttrs {
+  float eps = 1e-5f;  // finite, >= 0
+};
+
 struct NoAttrs {};
 
-using OpAttrs =
-    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
-                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs>;
+using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
+                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
+                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
+                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
+                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs>;
 
 }  // namespace vitrt

@@ -51,4 +51,7 @@
   X(Pow, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Min, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Max, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
-  X(Pool2d, Pool2dAttrs, infer_pool2d, 1, 1, 1, 1, 1, kSerialised)
+  X(Pool2d, Pool2dAttrs, infer_pool2d, 1, 1, 1, 1, 1, kSerialised)                                    \
+  X(Reduce, ReduceAttrs, infer_reduce, 1, 1, 1, 1, 1, kSerialised)                                    \
+  X(LogSoftmax, SoftmaxAttrs, infer_softmax, 1, 1, 1, 1, 1, kSerialised)                              \
+  X(InstanceNorm, InstanceNormAttrs, infer_instance_norm, 3, 3, 1, 1, 1, kSerialised)

@@ -6,6 +6,8 @@
 // supported op runs on the "cuda" backend (poisoned outputs, full and smaller batch, twice) and is compared
 // with the float64 expectation and with the reference backend; every other op must be refused with a clear
 // "not supported" Status.
+#include "backends/cuda/cuda_backend.h"
+
 #include <doctest/doctest.h>
 
 #include <array>
@@ -13,7 +15,6 @@
 #include <fstream>
 #include <random>
 
-#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/host_plan.h"
 #include "ops/op_cases.h"
 #include "ops/softmax_attention_layout.h"
@@ -118,15 +119,16 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
   CHECK(cuda_supports_node(make_node(OpType::kMul, NoAttrs{}, 2)));
   SoftmaxAttentionAttrs sa;
   sa.num_heads = 3;
-  for (AttentionInputs l : {AttentionInputs::kSeparate, AttentionInputs::kQkvPacked, AttentionInputs::kQKvPacked}) {
+  for (AttentionInputs l :
+       {AttentionInputs::kSeparate, AttentionInputs::kQkvPacked, AttentionInputs::kQKvPacked}) {
     sa.inputs = l;
     const int nb = softmax_attention_layout_inputs(l);
     CHECK(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb)));
     Node absent_bias = make_node(OpType::kSoftmaxAttention, sa, nb);
     absent_bias.inputs.push_back(kAbsent);
     CHECK(cuda_supports_node(absent_bias));
-    CHECK_FALSE(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb + 1)));     // score bias
-    CHECK_FALSE(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb, 2)));      // score export
+    CHECK_FALSE(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb + 1)));  // score bias
+    CHECK_FALSE(cuda_supports_node(make_node(OpType::kSoftmaxAttention, sa, nb, 2)));   // score export
   }
   Node v2 = make_node(OpType::kAdd, NoAttrs{}, 2);
   v2.version = 2;
@@ -135,7 +137,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
   for (OpType t : {OpType::kConv2d, OpType::kBatchNorm2d, OpType::kRelu, OpType::kConcat, OpType::kSlice,
                    OpType::kReshape, OpType::kTranspose, OpType::kReduceMean, OpType::kSoftmax,
                    OpType::kAdaptiveAvgPool2d, OpType::kLinearAttention, OpType::kReusedAttention,
-                   OpType::kAttentionResidual, OpType::kConvMlp, OpType::kPool2d})
+                   OpType::kAttentionResidual, OpType::kConvMlp, OpType::kPool2d, OpType::kReduce,
+                   OpType::kLogSoftmax, OpType::kInstanceNorm})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 
@@ -157,7 +160,8 @@ TEST_CASE("linear_gemm_args: cuBLAS on the PyTorch [N,K] weight gives x·Wᵀ") 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
   for (auto [m, n, k] : {std::array<int, 3>{1, 1, 1}, {5, 7, 3}, {197, 48, 32}, {3, 1, 9}, {1, 10, 17}}) {
-    std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k)), y(static_cast<size_t>(m * n));
+    std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k)),
+        y(static_cast<size_t>(m * n));
     for (float& v : x) v = u(rng);
     for (float& v : w) v = u(rng);
     cuda::GemmArgs g;
@@ -177,12 +181,15 @@ TEST_CASE("linear_gemm_args: cuBLAS on the PyTorch [N,K] weight gives x·Wᵀ") 
 }
 
 TEST_CASE("plan_broadcast + broadcast_offsets agree with numpy broadcasting") {
-  const std::vector<std::array<Shape, 3>> cases = {
-      {Shape{2, 3, 4}, Shape{2, 3, 4}, Shape{2, 3, 4}}, {Shape{2, 3, 4}, Shape{4}, Shape{2, 3, 4}},
-      {Shape{2, 1, 4}, Shape{1, 3, 1}, Shape{2, 3, 4}}, {Shape{1}, Shape{5, 6}, Shape{5, 6}},
-      {Shape{3, 1}, Shape{1, 1, 7}, Shape{1, 3, 7}},    {Shape{}, Shape{2, 2}, Shape{2, 2}},
-      {Shape{2, 197, 1}, Shape{2, 197, 64}, Shape{2, 197, 64}}, {Shape{1, 1, 1}, Shape{1}, Shape{1, 1, 1}},
-      {Shape{4, 1, 5, 1}, Shape{3, 1, 6}, Shape{4, 3, 5, 6}}};
+  const std::vector<std::array<Shape, 3>> cases = {{Shape{2, 3, 4}, Shape{2, 3, 4}, Shape{2, 3, 4}},
+                                                   {Shape{2, 3, 4}, Shape{4}, Shape{2, 3, 4}},
+                                                   {Shape{2, 1, 4}, Shape{1, 3, 1}, Shape{2, 3, 4}},
+                                                   {Shape{1}, Shape{5, 6}, Shape{5, 6}},
+                                                   {Shape{3, 1}, Shape{1, 1, 7}, Shape{1, 3, 7}},
+                                                   {Shape{}, Shape{2, 2}, Shape{2, 2}},
+                                                   {Shape{2, 197, 1}, Shape{2, 197, 64}, Shape{2, 197, 64}},
+                                                   {Shape{1, 1, 1}, Shape{1}, Shape{1, 1, 1}},
+                                                   {Shape{4, 1, 5, 1}, Shape{3, 1, 6}, Shape{4, 3, 5, 6}}};
   for (const auto& [a, b, y] : cases) {
     INFO(a.str(), " + ", b.str());
     cuda::BroadcastPlan p;
@@ -232,7 +239,8 @@ TEST_CASE("cuda_supports_node agrees with the op cases' nodes") {
   MESSAGE("cuda supports ", yes, " op cases and refuses ", no);
 }
 
-TEST_CASE("the SoftmaxAttention layout decoder places Q, K and V as the reference reads them (host emulation)") {
+TEST_CASE(
+    "the SoftmaxAttention layout decoder places Q, K and V as the reference reads them (host emulation)") {
   if (!have_cases()) {
     MESSAGE("SKIPPED: VITRT_FIXTURE_DIR/op_cases not available");
     return;
@@ -288,7 +296,8 @@ TEST_CASE("cuda backend matches PyTorch and the reference on every supported op 
   Status why;
   std::unique_ptr<Backend> cuda_backend = create_cuda_backend(0, &why);
   if (!cuda_backend) {
-    MESSAGE("SKIPPED: no CUDA device (", why.message().substr(why.message().rfind("no CUDA device: ", 0) == 0 ? 16 : 0), ")");
+    MESSAGE("SKIPPED: no CUDA device (",
+            why.message().substr(why.message().rfind("no CUDA device: ", 0) == 0 ? 16 : 0), ")");
     return;
   }
   REQUIRE_MESSAGE(have_cases(), "VITRT_FIXTURE_DIR/op_cases is needed when a GPU is present");
@@ -323,7 +332,8 @@ TEST_CASE("cuda backend matches PyTorch and the reference on every supported op 
         vs_ref = std::fmax(vs_ref, std::fabs(static_cast<double>(out.data[i]) - ref_out.data[i]));
       CHECK_MESSAGE(vs_ref <= 2 * cmp.tolerance, c.name, ": max |cuda - ref| ", vs_ref, " vs tolerance ",
                     cmp.tolerance);
-      if (rep == 0 && std::getenv("VITRT_OPS_VERBOSE")) MESSAGE(c.name, ": ", cmp.message, "; vs ref ", vs_ref);
+      if (rep == 0 && std::getenv("VITRT_OPS_VERBOSE"))
+        MESSAGE(c.name, ": ", cmp.message, "; vs ref ", vs_ref);
     }
     ++checked;
     if (!c.batchable) continue;
@@ -362,7 +372,8 @@ TEST_CASE("cuda kernels reject bad run-time operands with a Status") {
   Status why;
   std::unique_ptr<Backend> cuda_backend = create_cuda_backend(0, &why);
   if (!cuda_backend) {
-    MESSAGE("SKIPPED: no CUDA device (", why.message().substr(why.message().rfind("no CUDA device: ", 0) == 0 ? 16 : 0), ")");
+    MESSAGE("SKIPPED: no CUDA device (",
+            why.message().substr(why.message().rfind("no CUDA device: ", 0) == 0 ? 16 : 0), ")");
     return;
   }
   HostTensor a{Shape{2, 3}, std::vector<float>(6, 1.0f)}, b{Shape{3}, {1, 2, 3}};

@@ -9,6 +9,7 @@
 // registered in output_selections() so that OpRunner plans all the node's outputs and reports the case's own.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -171,6 +172,21 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.count_include_pad = j.at("count_include_pad");
       return a;
     }
+    case OpType::kReduce: {
+      static const std::map<std::string, ReduceKind> kinds = {{"min", ReduceKind::kMin},
+                                                              {"prod", ReduceKind::kProd},
+                                                              {"l1", ReduceKind::kL1},
+                                                              {"l2", ReduceKind::kL2},
+                                                              {"sum_square", ReduceKind::kSumSquare},
+                                                              {"log_sum", ReduceKind::kLogSum},
+                                                              {"log_sum_exp", ReduceKind::kLogSumExp}};
+      return ReduceAttrs{kinds.at(j.at("kind").get<std::string>()), j.at("axes").get<std::vector<int32_t>>(),
+                         j.at("keepdims").get<bool>()};
+    }
+    case OpType::kLogSoftmax:
+      return SoftmaxAttrs{j.at("axis").get<int32_t>()};
+    case OpType::kInstanceNorm:
+      return InstanceNormAttrs{j.at("eps").get<float>()};
     default:
       return NoAttrs{};
   }

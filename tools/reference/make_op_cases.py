@@ -65,6 +65,28 @@ def reshape(attrs, xs):
     return x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(attrs["shape"])])
 
 
+def reduce_kind(attrs, x):
+    """The Reduce op's kinds (core/ir/op_attrs.h, ReduceKind) with PyTorch's reductions."""
+    dims, keep, kind = attrs["axes"], attrs["keepdims"], attrs["kind"]
+    if kind == "min":
+        return x.amin(dim=dims, keepdim=keep)
+    if kind == "prod":  # torch.prod takes one dim: the largest first, so the others keep their index
+        for d in sorted((d % x.dim() for d in dims), reverse=True):
+            x = x.prod(dim=d, keepdim=keep)
+        return x
+    if kind == "l1":
+        return x.abs().sum(dim=dims, keepdim=keep)
+    if kind == "l2":
+        return torch.linalg.vector_norm(x, 2, dim=dims, keepdim=keep)
+    if kind == "sum_square":
+        return (x * x).sum(dim=dims, keepdim=keep)
+    if kind == "log_sum":
+        return torch.log(x.sum(dim=dims, keepdim=keep))
+    if kind == "log_sum_exp":
+        return torch.logsumexp(x, dim=dims, keepdim=keep)
+    raise ValueError(kind)
+
+
 def pool_output_size(n, k, pb, pe, s, d, ceil_mode):
     """ONNX's and PyTorch's pooling output size (PyTorch's pooling_output_shape with asymmetric padding)."""
     room = n + pb + pe - (d * (k - 1) + 1)
@@ -184,6 +206,12 @@ def run_op(op, attrs, xs):
         return F.adaptive_avg_pool2d(xs[0], (attrs["out_h"], attrs["out_w"]))
     if op == "Pool2d":
         return pool2d(attrs, xs)
+    if op == "Reduce":
+        return reduce_kind(attrs, xs[0])
+    if op == "LogSoftmax":
+        return F.log_softmax(xs[0], dim=attrs["axis"])
+    if op == "InstanceNorm":
+        return F.instance_norm(xs[0], weight=xs[1], bias=xs[2], eps=attrs["eps"])
     if op in EXTRA_OPS:
         return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
@@ -477,6 +505,55 @@ def pool2d_cases(w):
         w.add(name, "Pool2d", attrs, [x])
 
 
+def reduce_norm_cases(w):
+    """Reduce (every kind), LogSoftmax and InstanceNorm on odd shapes: one, several, negative and
+    non-adjacent axes, keepdims both ways, the batch axis too; log-sum-exp and log-softmax around ±80, where
+    a float32 exp over- or underflows without the max shift. Drawn from their own generator, after every
+    other case, so no earlier case changed."""
+    w.gen = torch.Generator().manual_seed(20261127)
+    specs = [  # name, kind, shape, axes, keepdims, input (randn offset/scale or uniform range)
+        ("reduce_min_last", "min", (2, 5, 7), [-1], False, "randn"),
+        ("reduce_min_two_keep", "min", (3, 4, 5, 6), [1, 3], True, "randn"),
+        ("reduce_min_all", "min", (2, 3, 5), [0, 1, 2], True, "randn"),
+        ("reduce_prod_mid", "prod", (2, 7, 5), [1], False, "near1"),
+        ("reduce_prod_two_keep", "prod", (3, 4, 3, 5), [-1, 1], True, "near1"),
+        ("reduce_l1_two", "l1", (2, 5, 3, 7), [2, -1], False, "randn"),
+        ("reduce_l1_keep", "l1", (3, 9, 4), [1], True, "randn"),
+        ("reduce_l2_last", "l2", (2, 3, 17), [-1], False, "randn"),
+        ("reduce_l2_image_keep", "l2", (2, 3, 5, 7), [2, 3], True, "randn"),
+        ("reduce_sum_square_mid", "sum_square", (2, 6, 5), [1], True, "randn"),
+        ("reduce_sum_square_batch", "sum_square", (3, 4, 5), [0, 2], False, "randn"),
+        ("reduce_log_sum_last", "log_sum", (2, 5, 9), [-1], False, "positive"),
+        ("reduce_log_sum_two_keep", "log_sum", (3, 4, 5, 2), [0, 2], True, "positive"),
+        ("reduce_log_sum_exp_last", "log_sum_exp", (2, 4, 13), [-1], False, "randn"),
+        ("reduce_log_sum_exp_large", "log_sum_exp", (2, 7, 6), [1], True, "large"),
+        ("reduce_log_sum_exp_small", "log_sum_exp", (3, 5, 4), [1, 2], False, "small"),
+    ]
+    for name, kind, shape, axes, keep, dist in specs:
+        if dist == "near1":
+            x = w.rand(*shape, lo=0.6, hi=1.5)
+        elif dist == "positive":
+            x = w.rand(*shape, lo=0.05, hi=2.0)
+        elif dist == "large":
+            x = w.randn(*shape, scale=3.0, offset=80.0)
+        elif dist == "small":
+            x = w.randn(*shape, scale=3.0, offset=-120.0)
+        else:
+            x = w.randn(*shape)
+        w.add(name, "Reduce", {"kind": kind, "axes": axes, "keepdims": keep}, [x])
+    for name, shape, axis, offset in [("log_softmax_last", (2, 5, 11), -1, 0.0), ("log_softmax_mid", (3, 7, 4), 1, 0.0),
+                                      ("log_softmax_first", (4, 3, 5), 0, 0.0),
+                                      ("log_softmax_large", (2, 3, 9), -1, 90.0),
+                                      ("log_softmax_image", (2, 6, 5, 3), 1, -50.0)]:
+        w.add(name, "LogSoftmax", {"axis": axis}, [w.randn(*shape, scale=4.0, offset=offset)])
+    for name, shape, eps in [("instance_norm_image", (2, 5, 7, 9), 1e-5), ("instance_norm_1d", (3, 4, 11), 1e-5),
+                             ("instance_norm_3d", (2, 3, 4, 3, 5), 1e-3), ("instance_norm_single", (1, 7, 1, 13), 1e-2),
+                             ("instance_norm_offset", (2, 3, 6, 5), 1e-5)]:
+        x = w.randn(*shape, scale=2.0, offset=3.0 if name.endswith("offset") else 0.0)
+        c = shape[1]
+        w.add(name, "InstanceNorm", {"eps": eps}, [x, w.randn(c, offset=1.0), w.randn(c, scale=0.5)], const=(1, 2))
+
+
 def attention_cases(w):
     specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
         ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
@@ -528,6 +605,7 @@ def main():
         mod.cases(w)
     primitive_cases(w)
     pool2d_cases(w)
+    reduce_norm_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

@@ -7,7 +7,7 @@ namespace vitrt {
 namespace ref {
 
 Status create_reduce_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo*) {
-  return create_reduce<Reduction::kMax>(plan, kernel);
+  return create_reduce_kernel<Reduction::kMax>(plan, kernel);
 }
 
 }  // namespace ref

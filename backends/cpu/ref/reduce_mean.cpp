@@ -7,7 +7,7 @@ namespace vitrt {
 namespace ref {
 
 Status create_reduce_mean(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo*) {
-  return create_reduce<Reduction::kMean>(plan, kernel);
+  return create_reduce_kernel<Reduction::kMean>(plan, kernel);
 }
 
 }  // namespace ref

@@ -7,7 +7,7 @@ namespace vitrt {
 namespace ref {
 
 Status create_reduce_sum(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo*) {
-  return create_reduce<Reduction::kSum>(plan, kernel);
+  return create_reduce_kernel<Reduction::kSum>(plan, kernel);
 }
 
 }  // namespace ref

@@ -46,6 +46,9 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kMin, ref::create_min),
     Table::kernel(OpType::kMax, ref::create_max),
     Table::kernel(OpType::kPool2d, ref::create_pool2d),
+    Table::kernel(OpType::kReduce, ref::create_reduce),
+    Table::kernel(OpType::kLogSoftmax, ref::create_log_softmax),
+    Table::kernel(OpType::kInstanceNorm, ref::create_instance_norm),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -52,6 +52,9 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kMin),
     Table::reference(OpType::kMax),
     Table::kernel(OpType::kPool2d, create_pool2d),
+    Table::reference(OpType::kReduce),
+    Table::reference(OpType::kLogSoftmax),
+    Table::reference(OpType::kInstanceNorm),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

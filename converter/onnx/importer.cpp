@@ -11,6 +11,7 @@
 #include "onnx/lower_ops.h"
 #include "onnx/onnx_file.h"
 #include "onnx/onnx_limits.h"
+#include "onnx/opset_forms.h"
 #include "onnx/patterns.h"
 
 namespace vitrt::convert {
@@ -120,6 +121,7 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
           model.producer_version() + "', " + std::to_string(g.node_size()) + " nodes, " +
           std::to_string(g.initializer_size()) + " initializers\n";
   ImportContext cx(g, opset);
+  VITRT_RETURN_IF_ERROR(check_opset_forms(cx));
   cx.external().model_dir = o.model_dir;
   VITRT_RETURN_IF_ERROR(bind_initializers(cx, g));
   VITRT_RETURN_IF_ERROR(bind_inputs(cx, g, o, log));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// What the lowering files share: lower_ops.cpp (the table, linear algebra, layout and reductions) and
-// lower_elementwise.cpp (the elementwise ops).
+// What the lowering files share: lower_ops.cpp (the table, linear algebra, normalisation, layout),
+// lower_elementwise.cpp (the elementwise ops) and lower_reduce.cpp (the Reduce* ops).
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -28,5 +28,8 @@ Status emit(ImportContext& cx, const onnx::NodeProto& n, OpType type, OpAttrs at
 
 // The entries of the elementwise ops (lower_elementwise.cpp), by ONNX op type.
 std::map<std::string, Entry> elementwise_entries();
+
+// The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
+std::map<std::string, Entry> reduction_entries();
 
 }  // namespace vitrt::convert::lowering

@@ -316,6 +316,21 @@ Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
               n.output(0));
 }
 
+// InstanceNormalization (opset 6, unchanged through 18): one InstanceNorm op (y = scale·(x − mean)/sqrt(var
+// + epsilon) + B per (batch, channel) plane, biased variance), not the nine primitive ops it expands to.
+Status lower_instance_norm(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue* x;
+  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
+  if (x->rank() < 3)
+    return cx.bad_node(n, "input must be [N,C,D1,...] (rank >= 3), got rank " + std::to_string(x->rank()));
+  const float eps = cx.attr_float(n, "epsilon", 1e-5f);
+  if (!std::isfinite(eps) || eps < 0.0f)
+    return cx.bad_node(n, "epsilon must be finite and >= 0, got " + std::to_string(eps));
+  std::vector<int32_t> t(3);
+  for (int i = 0; i < 3; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
+  return emit(cx, n, OpType::kInstanceNorm, InstanceNormAttrs{eps}, t, n.output(0));
+}
+
 Status lower_global_avg_pool(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
@@ -428,45 +443,16 @@ Status lower_softmax(ImportContext& cx, int, const NodeProto& n) {
   const int64_t axis = cx.attr_int(n, "axis", cx.opset() >= 13 ? -1 : 1);
   int ax;
   VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, axis, x->rank(), &ax));
-  // Before opset 13 Softmax flattens to 2-D at `axis`: the same as the IR's only when it is the last axis.
+  // Before opset 13 (Log)Softmax flattens to 2-D at `axis`: the same as the IR's only when it is the last
+  // axis.
   if (cx.opset() < 13 && ax != x->rank() - 1)
     return cx.unsupported_node(n, "axis " + std::to_string(axis) +
                                       " before opset 13 (a softmax over the flattened "
                                       "trailing axes); only the last axis is supported");
   int32_t t;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
-  return emit(cx, n, OpType::kSoftmax, SoftmaxAttrs{ax}, {t}, n.output(0));
-}
-
-Status lower_reduce(ImportContext& cx, int, const NodeProto& n) {
-  OnnxValue* x;
-  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
-  std::vector<int64_t> axes = cx.attr_ints(n, "axes");
-  if (!cx.attr(n, "axes") && cx.has_input(n, 1)) {
-    OnnxValue* a;
-    VITRT_RETURN_IF_ERROR(in(cx, n, 1, &a));
-    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *a, "axes", &axes));
-  }
-  if (axes.empty()) {
-    if (cx.attr_int(n, "noop_with_empty_axes", 0)) {
-      cx.alias(n.output(0), *x);
-      return Status::Ok();
-    }
-    for (int d = 0; d < x->rank(); ++d) axes.push_back(d);
-  }
-  ReduceMeanAttrs a;
-  for (int64_t v : axes) {
-    int ax;
-    VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, v, x->rank(), &ax));
-    a.axes.push_back(ax);
-  }
-  a.keepdims = cx.attr_int(n, "keepdims", 1) != 0;
-  const OpType type = n.op_type() == "ReduceMean"  ? OpType::kReduceMean
-                      : n.op_type() == "ReduceSum" ? OpType::kReduceSum
-                                                   : OpType::kReduceMax;
-  int32_t t;
-  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
-  return emit(cx, n, type, a, {t}, n.output(0));
+  const OpType type = n.op_type() == "LogSoftmax" ? OpType::kLogSoftmax : OpType::kSoftmax;
+  return emit(cx, n, type, SoftmaxAttrs{ax}, {t}, n.output(0));
 }
 
 // ---- layout ----
@@ -828,6 +814,18 @@ Status lower_split(ImportContext& cx, int, const NodeProto& n) {
     VITRT_RETURN_IF_ERROR(const_ints(cx, n, *s, "split", &sizes));
   }
   const int64_t parts = n.output_size(), dim = from[ax].c;
+  if (cx.attr(n, "num_outputs")) {
+    // Opset 18: parts of ceil(dim / num_outputs), the last one smaller when the axis does not divide.
+    if (cx.opset() < 18) return cx.bad_node(n, "has no attribute 'num_outputs' before opset 18");
+    if (!sizes.empty()) return cx.bad_node(n, "gives both 'split' and 'num_outputs'");
+    const int64_t num = cx.attr_int(n, "num_outputs", 0);
+    if (num != parts)
+      return cx.bad_node(n,
+                         "num_outputs " + std::to_string(num) + " but " + std::to_string(parts) + " outputs");
+    const int64_t chunk = dim / parts + (dim % parts != 0);
+    sizes.assign(static_cast<size_t>(parts), chunk);
+    sizes.back() = dim - chunk * (parts - 1);
+  }
   if (sizes.empty()) {
     if (parts < 1 || dim % parts) return cx.unsupported_node(n, "an uneven split without sizes");
     sizes.assign(static_cast<size_t>(parts), dim / parts);
@@ -869,9 +867,8 @@ std::map<std::string, LowerEntry> structural_entries() {
       {"AveragePool",
        {lower_pool, {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
       {"Softmax", {lower_softmax, {"axis"}}},
-      {"ReduceMean", {lower_reduce, {"axes", "keepdims"}}},
-      {"ReduceSum", {lower_reduce, {"axes", "keepdims", "noop_with_empty_axes"}}},
-      {"ReduceMax", {lower_reduce, {"axes", "keepdims"}}},
+      {"LogSoftmax", {lower_softmax, {"axis"}}},
+      {"InstanceNormalization", {lower_instance_norm, {"epsilon"}}},
       {"Transpose", {lower_transpose, {"perm"}}},
       {"Reshape", {lower_reshape, {"allowzero"}}},
       {"Flatten", {lower_flatten, {"axis"}}},
@@ -881,7 +878,7 @@ std::map<std::string, LowerEntry> structural_entries() {
       {"Expand", {lower_expand, {}}},
       {"Slice", {lower_slice, {}}},
       {"Gather", {lower_gather, {"axis"}}},
-      {"Split", {lower_split, {"axis", "split"}}},
+      {"Split", {lower_split, {"axis", "split", "num_outputs"}}},
   };
 }
 
@@ -889,6 +886,7 @@ const std::map<std::string, LowerEntry>& table() {
   static const std::map<std::string, LowerEntry> t = [] {
     std::map<std::string, LowerEntry> all = structural_entries();
     all.merge(lowering::elementwise_entries());
+    all.merge(lowering::reduction_entries());
     return all;
   }();
   return t;

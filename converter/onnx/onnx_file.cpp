@@ -81,9 +81,10 @@ Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& nam
   const int64_t opset = onnx_opset(*model);
   if (opset < 0) return bad_input("'" + name + "' imports no default-domain operator set");
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
-    return unsupported("'" + name + "' uses ONNX opset " + std::to_string(opset) + "; supported are opsets " +
-                       std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
-                       " (re-export with torch.onnx.export(..., opset_version=17))");
+    return unsupported(
+        "'" + name + "' uses ONNX opset " + std::to_string(opset) + "; supported are opsets " +
+        std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
+        " (re-export with torch.onnx.export(..., opset_version=" + std::to_string(kMaxOnnxOpset) + "))");
   if (model->graph().node_size() > kMaxOnnxNodes || model->graph().initializer_size() > kMaxOnnxNodes)
     return bad_input("'" + name + "' has more than " + std::to_string(kMaxOnnxNodes) +
                      " nodes or initializers");

@@ -24,6 +24,6 @@ constexpr int64_t kMaxOnnxTensorElements = int64_t{1} << 32;
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 // Opsets of the default domain the importer understands.
 constexpr int64_t kMinOnnxOpset = 11;
-constexpr int64_t kMaxOnnxOpset = 17;
+constexpr int64_t kMaxOnnxOpset = 18;  // at 18 only the ops of onnx/opset_forms.cpp
 
 }  // namespace vitrt::convert

@@ -650,3 +650,258 @@ TEST_CASE(
     return double(x[c * 12 + k * 4 + l]) + x[c2 * 12 + k2 * 4 + l2];
   });
 }
+
+namespace {
+
+// x [B,3,5] -> op over `axes` as opset `opset` writes it: axes an attribute before 18 (ReduceSum: 13), a
+// constant input from then on. With `exp_first` the op reads Exp(x).
+onnx::ModelProto reduce_model(const std::string& op, int64_t opset, std::vector<int64_t> axes, bool keepdims,
+                              bool exp_first = false) {
+  onnx::ModelProto m = test::model_with_input({3, 5}, opset);
+  auto* g = m.mutable_graph();
+  if (exp_first) add_node(g, "Exp", {"x"}, {"e"});
+  const std::string src = exp_first ? "e" : "x";
+  onnx::NodeProto* n;
+  if (opset >= (op == "ReduceSum" ? 13 : 18)) {
+    constant(g, "axes", test::int_tensor("", {static_cast<int64_t>(axes.size())}, axes));
+    n = add_node(g, op, {src, "axes"}, {"y"});
+  } else {
+    n = add_node(g, op, {src}, {"y"});
+    set_ints(n, "axes", axes);
+  }
+  set_int(n, "keepdims", keepdims ? 1 : 0);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("every Reduce* op, axes as attribute (opset 13) and as input (opset 18), against its formula") {
+  struct Case {
+    const char* op;
+    const char* ir_op;
+    std::function<double(const std::vector<double>&)> f;
+  };
+  auto fold = [](double init, std::function<double(double, double)> step) {
+    return [init, step](const std::vector<double>& v) {
+      double r = init;
+      for (double x : v) r = step(r, x);
+      return r;
+    };
+  };
+  const Case cases[] = {
+      {"ReduceMean", "ReduceMean",
+       [](const std::vector<double>& v) { return (v[0] + v[1] + v[2] + v[3] + v[4]) / 5; }},
+      {"ReduceSum", "ReduceSum", fold(0, [](double r, double x) { return r + x; })},
+      {"ReduceMax", "ReduceMax", fold(-INFINITY, [](double r, double x) { return std::max(r, x); })},
+      {"ReduceMin", "Reduce", fold(INFINITY, [](double r, double x) { return std::min(r, x); })},
+      {"ReduceProd", "Reduce", fold(1, [](double r, double x) { return r * x; })},
+      {"ReduceL1", "Reduce", fold(0, [](double r, double x) { return r + std::fabs(x); })},
+      {"ReduceL2", "Reduce",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += x * x;
+         return std::sqrt(s);
+       }},
+      {"ReduceSumSquare", "Reduce", fold(0, [](double r, double x) { return r + x * x; })},
+      {"ReduceLogSumExp", "Reduce",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += std::exp(x);
+         return std::log(s);
+       }},
+  };
+  for (const Case& c : cases)
+    for (int64_t opset : {13, 17, 18}) {
+      CAPTURE(c.op);
+      CAPTURE(opset);
+      const Graph ir = import_model(reduce_model(c.op, opset, {-1}, false));
+      REQUIRE(ops_of(ir) == std::map<std::string, int>{{c.ir_op, 1}});
+      check_values(ir, 15, 3, [&](const float* x, int64_t i) {
+        std::vector<double> v(x + i * 5, x + i * 5 + 5);
+        return c.f(v);
+      });
+    }
+  // ReduceLogSum of Exp(x) over two axes with keepdims: log(sum e^x) again, [B,1,1].
+  for (int64_t opset : {13, 18}) {
+    const Graph ir = import_model(reduce_model("ReduceLogSum", opset, {1, -1}, true, true));
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Exp", 1}, {"Reduce", 1}});
+    const ReduceAttrs& a = std::get<ReduceAttrs>(ir.nodes[1].attrs);
+    CHECK(a.kind == ReduceKind::kLogSum);
+    CHECK(a.axes == std::vector<int32_t>{1, 2});
+    CHECK(a.keepdims);
+    check_values(ir, 15, 1, [](const float* x, int64_t) {
+      double s = 0;
+      for (int k = 0; k < 15; ++k) s += std::exp(double(x[k]));
+      return std::log(s);
+    });
+  }
+}
+
+TEST_CASE("Reduce* at opset 18: no axes reduce every axis, or nothing with noop_with_empty_axes") {
+  onnx::ModelProto all = test::model_with_input({3, 5}, 18);
+  add_node(all.mutable_graph(), "ReduceMin", {"x"}, {"y"});
+  const Graph ir = import_model(all);
+  REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Reduce", 1}});
+  CHECK(std::get<ReduceAttrs>(ir.nodes[0].attrs).axes == std::vector<int32_t>{0, 1, 2});
+  CHECK(std::get<ReduceAttrs>(ir.nodes[0].attrs).keepdims);
+  // An empty axes input with noop_with_empty_axes: the Relu reads x itself.
+  onnx::ModelProto noop = test::model_with_input({3, 5}, 18);
+  auto* g = noop.mutable_graph();
+  constant(g, "none", test::int_tensor("", {0}, {}));
+  set_int(add_node(g, "ReduceL2", {"x", "none"}, {"r"}), "noop_with_empty_axes", 1);
+  add_node(g, "Relu", {"r"}, {"y"});
+  const Graph relu = import_model(noop);
+  CHECK(ops_of(relu) == std::map<std::string, int>{{"Relu", 1}});
+  check_values(relu, 15, 15, [](const float* x, int64_t i) { return std::max(0.0, double(x[i])); });
+}
+
+TEST_CASE("Reduce* in the other opset's form, with computed or repeated axes, is refused naming the node") {
+  struct Case {
+    std::function<onnx::ModelProto()> model;
+    StatusCode code;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {[] {  // opset 18 with the axes attribute of opset 17
+         onnx::ModelProto m = test::model_with_input({3, 5}, 18);
+         set_ints(add_node(m.mutable_graph(), "ReduceMean", {"x"}, {"y"}), "axes", {1});
+         return m;
+       },
+       StatusCode::kBadInput, "(ReduceMean, opset 18): 'axes' is an input since opset 18, not an attribute"},
+      {[] {  // ReduceSum's axes are an input from opset 13
+         onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+         set_ints(add_node(m.mutable_graph(), "ReduceSum", {"x"}, {"y"}), "axes", {1});
+         return m;
+       },
+       StatusCode::kBadInput, "(ReduceSum, opset 13): 'axes' is an input since opset 13"},
+      {[] {  // an axes input before opset 18
+         onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+         constant(m.mutable_graph(), "axes", test::int_tensor("", {1}, {1}));
+         add_node(m.mutable_graph(), "ReduceProd", {"x", "axes"}, {"y"});
+         return m;
+       },
+       StatusCode::kBadInput, "(ReduceProd, opset 17): takes one input before opset 18"},
+      {[] {
+         onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+         set_int(add_node(m.mutable_graph(), "ReduceMax", {"x"}, {"y"}), "noop_with_empty_axes", 1);
+         return m;
+       },
+       StatusCode::kBadInput, "has no attribute 'noop_with_empty_axes' before opset 18"},
+      {[] {  // axes computed from the input
+         onnx::ModelProto m = test::model_with_input({3, 5}, 18);
+         set_int(add_node(m.mutable_graph(), "Cast", {"x"}, {"xi"}), "to", onnx::TensorProto::FLOAT);
+         add_node(m.mutable_graph(), "ReduceL1", {"x", "xi"}, {"y"});
+         return m;
+       },
+       StatusCode::kUnsupported, "(ReduceL1, opset 18): axes must be a constant known at import"},
+      {[] {
+         onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+         set_ints(add_node(m.mutable_graph(), "ReduceMin", {"x"}, {"y"}), "axes", {2, -1});
+         return m;
+       },
+       StatusCode::kBadInput, "(ReduceMin, opset 13): axis -1 is listed twice"},
+      {[] {
+         onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+         set_ints(add_node(m.mutable_graph(), "ReduceLogSumExp", {"x"}, {"y"}), "axes", {3});
+         return m;
+       },
+       StatusCode::kBadInput, "axis 3 is out of range for rank 3"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.needle);
+    const Status st = try_import(c.model());
+    CHECK(st.code() == c.code);
+    CHECK_MESSAGE(st.message().find(c.needle) != std::string::npos, st.message());
+  }
+}
+
+TEST_CASE("LogSoftmax: any axis at opset 13, the last one before; one LogSoftmax op") {
+  for (int64_t axis : {1, -1, 2}) {
+    CAPTURE(axis);
+    onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+    set_int(add_node(m.mutable_graph(), "LogSoftmax", {"x"}, {"y"}), "axis", axis);
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"LogSoftmax", 1}});
+    const bool rows = axis != 1;  // over the 5 columns of a row, else over the 3 rows of a column
+    check_values(ir, 15, 15, [&](const float* x, int64_t i) {
+      const int64_t r = i / 5, c = i % 5;
+      double s = 0;
+      for (int k = 0; k < (rows ? 5 : 3); ++k) s += std::exp(double(rows ? x[r * 5 + k] : x[k * 5 + c]));
+      return double(x[i]) - std::log(s);
+    });
+  }
+  onnx::ModelProto last = test::model_with_input({7}, 11);  // default axis 1 of [B,7]: the last one
+  add_node(last.mutable_graph(), "LogSoftmax", {"x"}, {"y"});
+  CHECK(ops_of(import_model(last)) == std::map<std::string, int>{{"LogSoftmax", 1}});
+  onnx::ModelProto flat = test::model_with_input({3, 5}, 12);
+  add_node(flat.mutable_graph(), "LogSoftmax", {"x"}, {"y"});
+  const Status st = try_import(flat);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("(LogSoftmax, opset 12): axis 1 before opset 13") != std::string::npos,
+                st.message());
+}
+
+TEST_CASE("InstanceNormalization becomes one InstanceNorm (biased variance per plane, epsilon)") {
+  onnx::ModelProto m = test::model_with_input({3, 4, 5}, 17);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::float_tensor("scale", {3}, {1.5f, -0.5f, 2.0f});
+  *g->add_initializer() = test::float_tensor("bias", {3}, {0.25f, -1.0f, 3.0f});
+  set_float(add_node(g, "InstanceNormalization", {"x", "scale", "bias"}, {"y"}), "epsilon", 1e-3f);
+  const Graph ir = import_model(m);
+  REQUIRE(ops_of(ir) == std::map<std::string, int>{{"InstanceNorm", 1}});
+  CHECK(std::get<InstanceNormAttrs>(ir.nodes[0].attrs).eps == 1e-3f);
+  const double scale[] = {1.5, -0.5, 2.0}, bias[] = {0.25, -1.0, 3.0};
+  check_values(ir, 60, 60, [&](const float* x, int64_t i) {
+    const int64_t c = i / 20;
+    double mean = 0, var = 0;
+    for (int k = 0; k < 20; ++k) mean += x[c * 20 + k];
+    mean /= 20;
+    for (int k = 0; k < 20; ++k) var += (x[c * 20 + k] - mean) * (x[c * 20 + k] - mean);
+    var /= 20;
+    return scale[c] * (x[i] - mean) / std::sqrt(var + 1e-3) + bias[c];
+  });
+  onnx::ModelProto flat = test::model_with_input({3}, 17);
+  *flat.mutable_graph()->add_initializer() = test::float_tensor("scale", {3}, {1, 1, 1});
+  *flat.mutable_graph()->add_initializer() = test::float_tensor("bias", {3}, {0, 0, 0});
+  add_node(flat.mutable_graph(), "InstanceNormalization", {"x", "scale", "bias"}, {"y"});
+  const Status st = try_import(flat);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(
+      st.message().find("(InstanceNormalization, opset 17): input must be [N,C,D1,...]") != std::string::npos,
+      st.message());
+}
+
+TEST_CASE(
+    "opset 18: Split's num_outputs (the last part smaller); ops whose 18 form is not read are refused") {
+  onnx::ModelProto m = test::model_with_input({3, 7}, 18);
+  auto* g = m.mutable_graph();
+  auto* split = add_node(g, "Split", {"x"}, {"a", "b", "c"});
+  set_int(split, "axis", -1);
+  set_int(split, "num_outputs", 3);
+  set_int(add_node(g, "Concat", {"c", "a", "b"}, {"y"}), "axis", -1);
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Concat", 1}, {"Slice", 3}});
+  // parts [0,3), [3,6), [6,7) of each row, concatenated c, a, b
+  check_values(ir, 21, 21, [](const float* x, int64_t i) {
+    const int64_t r = i / 7, col = i % 7;
+    return double(x[r * 7 + (col == 0 ? 6 : col - 1)]);
+  });
+  // num_outputs is opset 18's; an opset-18 Pad (axes input) is not read yet.
+  onnx::ModelProto old = test::model_with_input({3, 7}, 17);
+  auto* old_split = add_node(old.mutable_graph(), "Split", {"x"}, {"y", "z"});
+  set_int(old_split, "axis", 1);
+  set_int(old_split, "num_outputs", 2);
+  Status st = try_import(old);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("(Split, opset 17): has no attribute 'num_outputs' before opset 18") !=
+                    std::string::npos,
+                st.message());
+  onnx::ModelProto pad = test::model_with_input({3, 7}, 18);
+  add_node(pad.mutable_graph(), "Relu", {"x"}, {"r"});
+  add_node(pad.mutable_graph(), "Pad", {"r", "pads"}, {"y"});
+  st = try_import(pad);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(
+      st.message().find("(Pad, opset 18): its opset-18 definition is not supported yet") != std::string::npos,
+      st.message());
+}

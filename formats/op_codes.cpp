@@ -60,6 +60,10 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kReduce, B::REDUCE, O::ReduceOptions),
     stored(OpType::kLogSoftmax, B::LOG_SOFTMAX, O::SoftmaxOptions),
     stored(OpType::kInstanceNorm, B::INSTANCE_NORM, O::InstanceNormOptions),
+    stored(OpType::kCompare, B::COMPARE, O::CompareOptions),
+    stored(OpType::kWhere, B::WHERE, O::NONE),
+    stored(OpType::kPad, B::PAD, O::PadOptions),
+    stored(OpType::kExpand, B::EXPAND, O::ExpandOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

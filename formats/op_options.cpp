@@ -56,7 +56,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       break;
     case OpType::kSlice: {
       const auto& a = std::get<SliceAttrs>(node.attrs);
-      e.offset = fb::CreateSliceOptions(fbb, a.axis, a.start, a.end).Union();
+      e.offset = fb::CreateSliceOptions(fbb, a.axis, a.start, a.end, a.step).Union();
       break;
     }
     case OpType::kReshape:
@@ -133,11 +133,28 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kInstanceNorm:
       e.offset = fb::CreateInstanceNormOptions(fbb, std::get<InstanceNormAttrs>(node.attrs).eps).Union();
       break;
+    case OpType::kCompare:
+      e.offset =
+          fb::CreateCompareOptions(fbb, static_cast<fb::CompareKind>(std::get<CompareAttrs>(node.attrs).kind))
+              .Union();
+      break;
+    case OpType::kPad: {
+      const auto& a = std::get<PadAttrs>(node.attrs);
+      e.offset =
+          fb::CreatePadOptions(fbb, static_cast<fb::PadMode>(a.mode), fbb.CreateVector(a.pads), a.value)
+              .Union();
+      break;
+    }
+    case OpType::kExpand:
+      e.offset =
+          fb::CreateExpandOptions(fbb, fbb.CreateVector(std::get<ExpandAttrs>(node.attrs).shape)).Union();
+      break;
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
     case OpType::kMin:
     case OpType::kMax:
+    case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:
@@ -202,7 +219,8 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       break;
     case OpType::kSlice: {
       const auto* o = op.options_as_SliceOptions();
-      *out = SliceAttrs{o->axis(), o->start(), o->end()};
+      // The step is checked by the op's shape inference (core/ops/slice.cpp) against the op's version.
+      *out = SliceAttrs{o->axis(), o->start(), o->end(), o->step()};
       break;
     }
     case OpType::kReshape: {
@@ -318,11 +336,33 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       *out = InstanceNormAttrs{eps};
       break;
     }
+    case OpType::kCompare: {
+      const int kind = static_cast<int>(op.options_as_CompareOptions()->kind());
+      if (kind < 0 || kind >= kNumCompareKinds) return bad_enum("kind");
+      *out = CompareAttrs{static_cast<CompareKind>(kind)};
+      break;
+    }
+    case OpType::kPad: {
+      // The pads' count and values are checked by the op's shape inference (core/ops/pad.cpp).
+      const auto* o = op.options_as_PadOptions();
+      const int mode = static_cast<int>(o->mode());
+      if (mode < 0 || mode > 2) return bad_enum("mode");
+      if (!o->pads()) return bad_model(where + ": Pad without pads");
+      *out = PadAttrs{static_cast<PadMode>(mode), copy_int64_vector(*o->pads()), o->value()};
+      break;
+    }
+    case OpType::kExpand: {
+      const auto* s = op.options_as_ExpandOptions()->shape();
+      if (!s) return bad_model(where + ": Expand without a target shape");
+      *out = ExpandAttrs{copy_int64_vector(*s)};
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)
       break;
     case OpType::kPow:
     case OpType::kMin:
     case OpType::kMax:
+    case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:
     case OpType::kMatMul:

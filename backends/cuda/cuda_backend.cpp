@@ -61,6 +61,10 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kReduce),
     Table::not_implemented(OpType::kLogSoftmax),
     Table::not_implemented(OpType::kInstanceNorm),
+    Table::not_implemented(OpType::kCompare),
+    Table::not_implemented(OpType::kWhere),
+    Table::not_implemented(OpType::kPad),
+    Table::not_implemented(OpType::kExpand),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

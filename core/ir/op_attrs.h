@@ -46,9 +46,14 @@ struct ConcatAttrs {  // inputs broadcast (numpy rules) on every axis but `axis`
   int32_t axis = 0;
 };
 
-struct SliceAttrs {  // keeps [start, end) of `axis`; negative values count from the end
+// Python's x[start:end:step] along `axis` (ONNX Slice on one axis): negative start/end count from the end,
+// then both are clamped (to [0, n] for a positive step, to [-1, n-1] for a negative one, which walks
+// backwards from start down to end, exclusive). The result must not be empty. `step` is never 0; a step other
+// than 1 needs op version 2 (older readers know only version 1 and would ignore the step; docs/format.md).
+struct SliceAttrs {
   int32_t axis = 0;
   int64_t start = 0, end = 0;
+  int64_t step = 1;
 };
 
 struct ReshapeAttrs {  // 0 copies the source dim at that position, -1 is inferred (at most one)
@@ -222,12 +227,50 @@ struct InstanceNormAttrs {
   float eps = 1e-5f;  // finite, >= 0
 };
 
+// Elementwise comparison with numpy broadcasting: dst = 1 where `a kind b` holds, else 0. vitrt computes in
+// float32, so ONNX booleans are float 0 and 1 (docs/onnx.md). IEEE rules: a NaN operand compares false,
+// except for kNotEqual (true). Values match `CompareKind` in the schema.
+enum class CompareKind : int8_t {
+  kEqual = 0,
+  kLess = 1,
+  kGreater = 2,
+  kLessOrEqual = 3,
+  kGreaterOrEqual = 4,
+  kNotEqual = 5,
+};
+constexpr int kNumCompareKinds = 6;
+struct CompareAttrs {
+  CompareKind kind = CompareKind::kEqual;
+};
+
+// Where (no attributes): dst = cond != 0 ? a : b, inputs cond, a, b broadcast together (numpy rules). A NaN
+// condition is non-zero and picks a.
+
+// Pad (ONNX Pad): `pads` holds the leading pads of every axis, then the trailing ones (ONNX's order, 2·rank
+// values, each >= 0). kConstant fills with `value`; kReflect mirrors without repeating the edge (each pad
+// smaller than its axis, as PyTorch's reflect); kEdge repeats the edge value. Values match `PadMode` in the
+// schema.
+enum class PadMode : int8_t { kConstant = 0, kReflect = 1, kEdge = 2 };
+struct PadAttrs {
+  PadMode mode = PadMode::kConstant;
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+};
+
+// Expand (ONNX Expand): src broadcast to `shape` with numpy rules in both directions, so a 1 in `shape`
+// keeps the source's dimension (the batch stays dynamic that way); every entry >= 1. ONNX Tile lowers onto it
+// (docs/onnx.md).
+struct ExpandAttrs {
+  std::vector<int64_t> shape;
+};
+
 struct NoAttrs {};
 
-using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
-                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
-                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
-                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
-                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
+                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
+                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
+                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs>;
 
 }  // namespace vitrt

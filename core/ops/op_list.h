@@ -30,7 +30,7 @@
   X(Add, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Mul, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Concat, ConcatAttrs, infer_concat, 1, kMaxOpInputs, 1, 1, 1, kSerialised)                         \
-  X(Slice, SliceAttrs, infer_slice, 1, 1, 1, 1, 1, kSerialised)                                       \
+  X(Slice, SliceAttrs, infer_slice, 1, 1, 1, 1, 2, kSerialised)                                       \
   X(Reshape, ReshapeAttrs, infer_reshape, 1, 1, 1, 1, 1, kSerialised)                                 \
   X(Transpose, TransposeAttrs, infer_transpose, 1, 1, 1, 1, 1, kSerialised)                           \
   X(ReduceMean, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                       \
@@ -54,4 +54,8 @@
   X(Pool2d, Pool2dAttrs, infer_pool2d, 1, 1, 1, 1, 1, kSerialised)                                    \
   X(Reduce, ReduceAttrs, infer_reduce, 1, 1, 1, 1, 1, kSerialised)                                    \
   X(LogSoftmax, SoftmaxAttrs, infer_softmax, 1, 1, 1, 1, 1, kSerialised)                              \
-  X(InstanceNorm, InstanceNormAttrs, infer_instance_norm, 3, 3, 1, 1, 1, kSerialised)
+  X(InstanceNorm, InstanceNormAttrs, infer_instance_norm, 3, 3, 1, 1, 1, kSerialised)                 \
+  X(Compare, CompareAttrs, infer_compare, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(Where, NoAttrs, infer_where, 3, 3, 1, 1, 1, kSerialised)                                          \
+  X(Pad, PadAttrs, infer_pad, 1, 1, 1, 1, 1, kSerialised)                                             \
+  X(Expand, ExpandAttrs, infer_expand, 1, 1, 1, 1, 1, kSerialised)

@@ -60,6 +60,14 @@ Status infer_node_shapes(const Node& node, const Shape* const* src, int num_src,
   return Status::Ok();
 }
 
+int32_t lowest_op_version(OpType type, const OpAttrs& attrs) {
+  if (type == OpType::kSlice) {
+    const auto* a = std::get_if<SliceAttrs>(&attrs);
+    if (a && a->step != 1) return 2;
+  }
+  return 1;
+}
+
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   const int rank = a.rank > b.rank ? a.rank : b.rank;
   Shape r;

@@ -48,6 +48,15 @@ bool conv_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, i
 bool pool_output_size(int64_t in, int64_t kernel, int64_t pad_begin, int64_t pad_end, int64_t stride,
                       int64_t dilation, bool ceil_mode, int64_t* out);
 
+// The elements x[start:end:step] of an axis of length n keeps (core/ir/op_attrs.h, SliceAttrs): the index
+// of the first and how many; false when the range is empty, n < 1 or the step is 0 or INT64_MIN.
+bool slice_range(int64_t n, const SliceAttrs& a, int64_t* first, int64_t* count);
+
+// The lowest version of its op that states what `type` with `attrs` computes: 2 for a Slice whose step is not
+// 1, else 1. Whoever builds a node sets Node::version to it, so a reader that knows only version 1 refuses
+// the file instead of ignoring the step (docs/format.md).
+int32_t lowest_op_version(OpType type, const OpAttrs& attrs);
+
 // Normalises a possibly negative axis into [0, rank); false when out of range.
 bool normalize_axis(int64_t axis, int rank, int* out);
 

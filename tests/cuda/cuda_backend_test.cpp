@@ -134,11 +134,28 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
   v2.version = 2;
   CHECK_FALSE(cuda_supports_node(v2));
   CHECK_FALSE(cuda_supports_node(make_node(OpType::kLinear, LayerNormAttrs{}, 3)));  // wrong attributes
-  for (OpType t : {OpType::kConv2d, OpType::kBatchNorm2d, OpType::kRelu, OpType::kConcat, OpType::kSlice,
-                   OpType::kReshape, OpType::kTranspose, OpType::kReduceMean, OpType::kSoftmax,
-                   OpType::kAdaptiveAvgPool2d, OpType::kLinearAttention, OpType::kReusedAttention,
-                   OpType::kAttentionResidual, OpType::kConvMlp, OpType::kPool2d, OpType::kReduce,
-                   OpType::kLogSoftmax, OpType::kInstanceNorm})
+  for (OpType t : {OpType::kConv2d,
+                   OpType::kBatchNorm2d,
+                   OpType::kRelu,
+                   OpType::kConcat,
+                   OpType::kSlice,
+                   OpType::kReshape,
+                   OpType::kTranspose,
+                   OpType::kReduceMean,
+                   OpType::kSoftmax,
+                   OpType::kAdaptiveAvgPool2d,
+                   OpType::kLinearAttention,
+                   OpType::kReusedAttention,
+                   OpType::kAttentionResidual,
+                   OpType::kConvMlp,
+                   OpType::kPool2d,
+                   OpType::kReduce,
+                   OpType::kLogSoftmax,
+                   OpType::kInstanceNorm,
+                   OpType::kCompare,
+                   OpType::kWhere,
+                   OpType::kPad,
+                   OpType::kExpand})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

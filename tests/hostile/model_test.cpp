@@ -259,6 +259,198 @@ TEST_CASE("hostile model: Pool2d attributes that make no valid window are refuse
                  "invalid value of option 'kind'");
 }
 
+namespace {
+
+// image [B,3,8,8] -> one node of `type` (reading the image, plus `extra` constants of shape [1,1,8,8]) ->
+// head; `version` is the node's op version. head_in: elements of the node's output per image.
+Graph one_op_graph(OpType type, const OpAttrs& attrs, int64_t head_in, int extra = 0, int32_t version = 1) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        std::vector<int32_t> ins = {x};
+        for (int i = 0; i < extra; ++i)
+          ins.push_back(gr.add_constant("c" + std::to_string(i), Shape{1, 1, 8, 8},
+                                        test::pseudo_random(64, static_cast<uint32_t>(7 + i))));
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(type, attrs, ins, {y}, "data_op");
+        gr.nodes.back().version = version;
+        return y;
+      },
+      head_in);
+}
+
+// Runs a loaded model on `img` (one image) on ref and returns the node "data_op"'s output.
+std::vector<float> run_data_op(const std::shared_ptr<const Model>& m, const std::vector<float>& img) {
+  SessionOptions so;
+  so.backend = "ref";
+  so.preserve_intermediates = true;
+  std::unique_ptr<Session> s;
+  Status st = Session::create(m, so, &s);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  std::vector<float> logits(4);
+  REQUIRE(s->run(img.data(), 1, logits.data(), logits.size()).ok());
+  for (size_t t = 0; t < s->graph().tensors.size(); ++t)
+    if (s->graph().tensors[t].name == "op_out") {
+      const float* y = s->tensor_data(static_cast<int32_t>(t));
+      REQUIRE(y != nullptr);
+      return std::vector<float>(y, y + s->tensor_shape(static_cast<int32_t>(t)).numel());
+    }
+  FAIL("no op_out");
+  return {};
+}
+
+std::vector<float> test_image() {
+  std::vector<float> img(192);
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<float>((i * 37) % 101);
+  return img;
+}
+
+}  // namespace
+
+TEST_CASE("hostile model: a Slice step round-trips as version 2; every step a file can hold is safe") {
+  const std::vector<float> img = test_image();
+  // Rows reversed (x[:, :, ::-1]): version 2, the step survives the file.
+  std::shared_ptr<const Model> m;
+  Status st =
+      load_bytes(bytes_of(one_op_graph(OpType::kSlice, SliceAttrs{2, -1, INT64_MIN, -1}, 192, 0, 2)), &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(m->graph.nodes[0].version == 2);
+  CHECK(std::get<SliceAttrs>(m->graph.nodes[0].attrs).step == -1);
+  std::vector<float> y = run_data_op(m, img);
+  for (int c = 0; c < 3; ++c)
+    for (int r = 0; r < 8; ++r)
+      for (int k = 0; k < 8; ++k) CHECK(y[(c * 8 + r) * 8 + k] == img[(c * 8 + 7 - r) * 8 + k]);
+  // Steps near the int64 limits take one element, without overflow: x[:, :, 5::INT64_MAX] and
+  // x[:, :, 6::-(INT64_MAX)].
+  for (const SliceAttrs& a :
+       {SliceAttrs{2, 5, INT64_MAX, INT64_MAX}, SliceAttrs{2, 6, INT64_MIN, -INT64_MAX}}) {
+    st = load_bytes(bytes_of(one_op_graph(OpType::kSlice, a, 24, 0, 2)), &m);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    y = run_data_op(m, img);
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 8; ++k) CHECK(y[c * 8 + k] == img[(c * 8 + a.start) * 8 + k]);
+  }
+  const std::vector<std::pair<std::pair<SliceAttrs, int32_t>, const char*>> bad = {
+      {{SliceAttrs{2, 0, 8, 2}, 1}, "needs op version 2"},  // an older writer's file cannot mean a step
+      {{SliceAttrs{2, 0, 8, 0}, 2}, "step 0"},
+      {{SliceAttrs{2, 0, 8, INT64_MIN}, 2}, "step -9223372036854775808"},
+      {{SliceAttrs{2, 0, 0, 1}, 1}, "empty range"},
+      {{SliceAttrs{2, 0, 7, -1}, 2}, "empty range"},
+      {{SliceAttrs{2, INT64_MIN, INT64_MIN, -3}, 2}, "empty range"},
+  };
+  for (const auto& [spec, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(one_op_graph(OpType::kSlice, spec.first, 96, 0, spec.second));
+    expect_refused(b, "Slice");
+    expect_refused(b, "'data_op'");
+    expect_refused(b, why);
+  }
+  // A version-1 file edited to carry a step is refused too.
+  expect_refused(edited(bytes_of(one_op_graph(OpType::kSlice, SliceAttrs{2, 0, 4}, 96)),
+                        [](fb::Model* mm) {
+                          auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
+                          REQUIRE(op->options_type() == fb::OpOptions::SliceOptions);
+                          REQUIRE(static_cast<fb::SliceOptions*>(op->mutable_options())->mutate_step(3));
+                        }),
+                 "needs op version 2");
+  // A version this build does not know.
+  Status v3 = load_bytes(bytes_of(one_op_graph(OpType::kSlice, SliceAttrs{2, 0, 4}, 96, 0, 3)));
+  CHECK(v3.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(v3.message().find("Slice version 3") != std::string::npos, v3.message());
+}
+
+TEST_CASE(
+    "hostile model: Compare, Where, Pad and Expand round-trip and refuse invalid attributes, naming the op") {
+  const std::vector<float> img = test_image();
+  std::shared_ptr<const Model> m;
+  Status st;
+  // Round trips with their values.
+  REQUIRE(
+      load_bytes(bytes_of(one_op_graph(OpType::kCompare, CompareAttrs{CompareKind::kGreaterOrEqual}, 192, 1)),
+                 &m)
+          .ok());
+  CHECK(std::get<CompareAttrs>(m->graph.nodes[0].attrs).kind == CompareKind::kGreaterOrEqual);
+  const std::vector<float> c0 = test::pseudo_random(64, 7);
+  std::vector<float> y = run_data_op(m, img);
+  for (int i = 0; i < 192; ++i) CHECK(y[i] == (img[i] >= c0[i % 64] ? 1.0f : 0.0f));
+  REQUIRE(load_bytes(bytes_of(one_op_graph(OpType::kWhere, NoAttrs{}, 192, 2)), &m).ok());
+  const std::vector<float> c1 = test::pseudo_random(64, 8);
+  y = run_data_op(m, img);
+  for (int i = 0; i < 192; ++i) CHECK(y[i] == (img[i] != 0 ? c0[i % 64] : c1[i % 64]));
+  const PadAttrs pad{PadMode::kReflect, {0, 0, 1, 7, 0, 0, 2, 0}, 0.0f};
+  REQUIRE(load_bytes(bytes_of(one_op_graph(OpType::kPad, pad, 3 * 11 * 15)), &m).ok());
+  const auto& pa = std::get<PadAttrs>(m->graph.nodes[0].attrs);
+  CHECK((pa.mode == pad.mode && pa.pads == pad.pads));
+  y = run_data_op(m, img);
+  auto reflect = [](int64_t i, int64_t n) { return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i); };
+  for (int c = 0; c < 3; ++c)
+    for (int r = 0; r < 11; ++r)
+      for (int k = 0; k < 15; ++k)
+        CHECK(y[(c * 11 + r) * 15 + k] == img[(c * 8 + reflect(r - 1, 8)) * 8 + reflect(k - 7, 8)]);
+  // Expand needs a size-1 axis: a Slice to one row first, then [B,3,1,8] -> [B,3,5,8].
+  Graph expand = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t row = gr.add_activation("row", Shape());
+        gr.add_node(OpType::kSlice, SliceAttrs{2, 6, 7}, {x}, {row}, "row");
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kExpand, ExpandAttrs{{5, 1}}, {row}, {y}, "data_op");
+        return y;
+      },
+      120);
+  st = load_bytes(bytes_of(expand), &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  CHECK(std::get<ExpandAttrs>(m->graph.nodes[1].attrs).shape == std::vector<int64_t>{5, 1});
+  y = run_data_op(m, img);
+  for (int i = 0; i < 120; ++i) CHECK(y[i] == img[(i / 40) * 64 + 6 * 8 + i % 8]);
+
+  const int64_t big = INT64_MAX;
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {one_op_graph(OpType::kPad, PadAttrs{PadMode::kConstant, {0, 0, 1, 1}, 0.0f}, 3), "4 pads"},
+      {one_op_graph(OpType::kPad, PadAttrs{PadMode::kConstant, {0, 0, -1, 0, 0, 0, 0, 0}, 0.0f}, 3),
+       "non-negative"},
+      {one_op_graph(OpType::kPad, PadAttrs{PadMode::kReflect, {0, 0, 8, 0, 0, 0, 0, 0}, 0.0f}, 3),
+       "smaller than its size"},
+      {one_op_graph(OpType::kPad, PadAttrs{PadMode::kEdge, {0, 0, big, 0, 0, 0, big, 0}, 0.0f}, 3),
+       "overflows"},
+      {one_op_graph(OpType::kPad, PadAttrs{PadMode::kConstant, {0, 0, 1 << 30, 0, 0, 0, 1 << 30, 0}, 0.0f},
+                    3),
+       "per-tensor limit"},
+      {one_op_graph(OpType::kExpand, ExpandAttrs{{1, 1, 0, 1}}, 3), "must be at least 1"},
+      {one_op_graph(OpType::kExpand, ExpandAttrs{{1, 1, 3, 1}}, 3), "does not broadcast"},
+      {one_op_graph(OpType::kExpand, ExpandAttrs{std::vector<int64_t>(9, 1)}, 3), "rank 9"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, op_type_name(g.nodes[0].type));
+    expect_refused(b, "'data_op'");
+    expect_refused(b, why);
+  }
+  // Enum values this build does not know.
+  expect_refused(edited(bytes_of(one_op_graph(OpType::kCompare, CompareAttrs{}, 192, 1)),
+                        [](fb::Model* mm) {
+                          auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
+                          REQUIRE(static_cast<fb::CompareOptions*>(op->mutable_options())
+                                      ->mutate_kind(static_cast<fb::CompareKind>(6)));
+                        }),
+                 "invalid value of option 'kind'");
+  expect_refused(edited(bytes_of(one_op_graph(
+                            OpType::kPad, PadAttrs{PadMode::kEdge, std::vector<int64_t>(8, 0), 0.0f}, 192)),
+                        [](fb::Model* mm) {
+                          auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
+                          REQUIRE(static_cast<fb::PadOptions*>(op->mutable_options())
+                                      ->mutate_mode(static_cast<fb::PadMode>(-1)));
+                        }),
+                 "invalid value of option 'mode'");
+  // Where's inputs must broadcast.
+  Graph where_bad = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t c = gr.add_constant("c", Shape{1, 2, 1, 1}, {1.0f, 0.0f});
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kWhere, NoAttrs{}, {c, x, x}, {y}, "data_op");
+        return y;
+      },
+      192);
+  expect_refused(bytes_of(where_bad), "do not broadcast");
+}
+
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {
   const Graph good = test::tiny_classifier();
   REQUIRE(load_bytes(bytes_of(good)).ok());

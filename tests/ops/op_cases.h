@@ -102,6 +102,7 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.axis = j.at("axis");
       a.start = j.at("start");
       a.end = j.at("end");
+      a.step = j.value("step", int64_t{1});
       return a;
     }
     case OpType::kReshape:
@@ -187,6 +188,26 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       return SoftmaxAttrs{j.at("axis").get<int32_t>()};
     case OpType::kInstanceNorm:
       return InstanceNormAttrs{j.at("eps").get<float>()};
+    case OpType::kCompare: {
+      static const std::map<std::string, CompareKind> kinds = {
+          {"equal", CompareKind::kEqual},
+          {"less", CompareKind::kLess},
+          {"greater", CompareKind::kGreater},
+          {"less_or_equal", CompareKind::kLessOrEqual},
+          {"greater_or_equal", CompareKind::kGreaterOrEqual},
+          {"not_equal", CompareKind::kNotEqual}};
+      return CompareAttrs{kinds.at(j.at("kind").get<std::string>())};
+    }
+    case OpType::kPad: {
+      PadAttrs a;
+      const std::string mode = j.at("mode");
+      a.mode = mode == "reflect" ? PadMode::kReflect : mode == "edge" ? PadMode::kEdge : PadMode::kConstant;
+      a.pads = j.at("pads").get<std::vector<int64_t>>();
+      a.value = j.at("value");
+      return a;
+    }
+    case OpType::kExpand:
+      return ExpandAttrs{j.at("shape").get<std::vector<int64_t>>()};
     default:
       return NoAttrs{};
   }

@@ -107,6 +107,7 @@ class OpRunner {
       graph_.outputs.push_back(outs.back());
     }
     graph_.add_node(type, attrs, ins, outs, name);
+    graph_.nodes.back().version = lowest_op_version(type, attrs);  // a strided Slice is version 2
     const Node& node = graph_.nodes.back();
     KernelPlan plan;
     plan.node = &node;

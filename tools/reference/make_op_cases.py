@@ -131,9 +131,33 @@ def pool2d(attrs, xs):
 
 
 def slice_(attrs, xs):
+    """x[start:end:step] along one axis, Python's slice (numpy's, as torch has no negative steps)."""
     x = xs[0]
     axis = attrs["axis"] % x.dim()
-    return x[(slice(None),) * axis + (slice(attrs["start"], attrs["end"]),)]
+    index = (slice(None),) * axis + (slice(attrs["start"], attrs["end"], attrs.get("step", 1)),)
+    return torch.from_numpy(x.numpy()[index].copy())
+
+
+COMPARE = {"equal": torch.eq, "less": torch.lt, "greater": torch.gt, "less_or_equal": torch.le,
+           "greater_or_equal": torch.ge, "not_equal": torch.ne}
+
+
+def pad(attrs, xs):
+    """ONNX Pad: numpy.pad (its reflect is PyTorch's: the edge is not repeated; edge is replicate)."""
+    x = xs[0]
+    r = x.dim()
+    widths = [(attrs["pads"][d], attrs["pads"][d + r]) for d in range(r)]
+    mode = attrs["mode"]
+    if mode == "constant":
+        y = np.pad(x.numpy(), widths, mode="constant", constant_values=attrs["value"])
+    else:
+        y = np.pad(x.numpy(), widths, mode="reflect" if mode == "reflect" else "edge")
+    return torch.from_numpy(y)
+
+
+def expand(attrs, xs):
+    x = xs[0]
+    return torch.broadcast_to(x, torch.broadcast_shapes(tuple(x.shape), tuple(attrs["shape"]))).contiguous()
 
 
 # Model-family ops live in their own modules beside this file (op_cases_<family>.py): each provides
@@ -212,6 +236,14 @@ def run_op(op, attrs, xs):
         return F.log_softmax(xs[0], dim=attrs["axis"])
     if op == "InstanceNorm":
         return F.instance_norm(xs[0], weight=xs[1], bias=xs[2], eps=attrs["eps"])
+    if op == "Compare":
+        return COMPARE[attrs["kind"]](xs[0], xs[1]).to(xs[0].dtype)
+    if op == "Where":
+        return torch.where(xs[0] != 0, xs[1], xs[2])
+    if op == "Pad":
+        return pad(attrs, xs)
+    if op == "Expand":
+        return expand(attrs, xs)
     if op in EXTRA_OPS:
         return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
@@ -554,6 +586,51 @@ def reduce_norm_cases(w):
         w.add(name, "InstanceNorm", {"eps": eps}, [x, w.randn(c, offset=1.0), w.randn(c, scale=0.5)], const=(1, 2))
 
 
+def data_cases(w):
+    """Strided and reversed Slice (Swin's x[:, 0::2] and flips), Compare of every kind (ties, NaN, infinities,
+    broadcasting), Where (three-way broadcasting, a NaN condition), Pad (constant / reflect / edge, checked
+    against F.pad where PyTorch pads those axes) and Expand. Drawn from their own generator, after every other
+    case, so no earlier case changed."""
+    w.gen = torch.Generator().manual_seed(20261127)
+    int64_min, big = -2 ** 63, 2 ** 62
+    x = w.randn(3, 7, 5, 4)
+    for name, axis, start, end, step in [
+            ("slice_step2_even", 1, 0, big, 2), ("slice_step2_odd", 1, 1, big, 2), ("slice_step3_inner", 2, 1, -1, 3),
+            ("slice_reverse", 1, -1, int64_min, -1), ("slice_reverse_last", -1, -1, int64_min, -1),
+            ("slice_step_neg2_partial", 1, 5, 0, -2), ("slice_step_beyond", 2, 3, big, 100),
+            ("slice_reverse_axis0", 0, big, int64_min, -1), ("slice_step_neg3_clamped", 2, 100, -100, -3)]:
+        w.add(name, "Slice", {"axis": axis, "start": start, "end": end, "step": step}, [x.clone()])
+    ties = torch.round(w.randn(2, 3, 5) * 2) / 2
+    other = torch.round(w.randn(3, 1) * 2) / 2
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.5])
+    for kind in COMPARE:
+        w.add(f"compare_{kind}_bcast", "Compare", {"kind": kind}, [ties, other])
+        w.add(f"compare_{kind}_special", "Compare", {"kind": kind},
+              [special.reshape(6, 1).expand(6, 6).contiguous(), special.reshape(1, 6)])
+    cond = (w.randn(3, 1, 5) > 0).float()
+    cond[0, 0, 1] = float("nan")  # non-zero: picks a
+    w.add("where_bcast3", "Where", {}, [cond, w.randn(1, 4, 5), w.randn(5)])
+    w.add("where_same", "Where", {}, [(w.randn(2, 3, 7) > 0.3).float(), w.randn(2, 3, 7), w.randn(2, 3, 7)])
+    img = w.randn(2, 3, 5, 6)
+    for name, mode, pads, value in [
+            ("pad_constant_hw", "constant", [0, 0, 1, 2, 0, 0, 3, 0], 0.0),
+            ("pad_constant_value_all", "constant", [0, 1, 2, 1, 0, 2, 0, 3], -1.25),
+            ("pad_reflect_hw", "reflect", [0, 0, 2, 1, 0, 0, 4, 5], 0.0),
+            ("pad_edge_hw", "edge", [0, 0, 3, 0, 0, 0, 1, 7], 0.0),
+            ("pad_edge_channels", "edge", [0, 2, 0, 0, 0, 1, 0, 0], 0.0)]:
+        attrs = {"mode": mode, "pads": pads, "value": value}
+        if pads[:2] == [0, 0] and pads[4:6] == [0, 0]:  # PyTorch pads these: the references must agree
+            torch_mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}[mode]
+            kw = {"value": value} if mode == "constant" else {}
+            direct = F.pad(img.double(), (pads[2 + 1], pads[6 + 1], pads[2], pads[6]), mode=torch_mode, **kw)
+            assert torch.equal(direct, pad(attrs, [img.double()])), name
+        w.add(name, "Pad", attrs, [img.clone()])
+    w.add("pad_reflect_3d", "Pad", {"mode": "reflect", "pads": [0, 3, 1, 0, 2, 2], "value": 0.0}, [w.randn(2, 4, 3)])
+    w.add("expand_tokens", "Expand", {"shape": [1, 4, 1]}, [w.randn(2, 1, 6)])
+    w.add("expand_rank_up", "Expand", {"shape": [3, 1, 5, 1]}, [w.randn(5, 2)])
+    w.add("expand_keep", "Expand", {"shape": [1, 1]}, [w.randn(3, 4)])
+
+
 def attention_cases(w):
     specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
         ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
@@ -606,6 +683,7 @@ def main():
     primitive_cases(w)
     pool2d_cases(w)
     reduce_norm_cases(w)
+    data_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The reference CPU backend: its op table, OpType -> kernel factory. Every op, float32, version 1.
+// The reference CPU backend: its op table, OpType -> kernel factory. Every op, float32, every version the
+// core knows (core/ops/op_list.h).
 #include "backends/cpu/ref/kernels.h"
 #include "backends/op_table.h"
 #include "backends/plan_check.h"
@@ -8,8 +9,6 @@
 
 namespace vitrt {
 namespace {
-
-constexpr int32_t kRefMaxVersion = 1;
 
 using Table = OpTable<ref::KernelFactory>;
 
@@ -49,6 +48,10 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kReduce, ref::create_reduce),
     Table::kernel(OpType::kLogSoftmax, ref::create_log_softmax),
     Table::kernel(OpType::kInstanceNorm, ref::create_instance_norm),
+    Table::kernel(OpType::kCompare, ref::create_compare),
+    Table::kernel(OpType::kWhere, ref::create_where),
+    Table::kernel(OpType::kPad, ref::create_pad),
+    Table::kernel(OpType::kExpand, ref::create_expand),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");
@@ -66,7 +69,9 @@ class ReferenceBackend final : public Backend {
   }
 
   bool supports(const Node& node) const override {
-    return op_impl(node.type) == OpImpl::kKernel && node.version >= 1 && node.version <= kRefMaxVersion;
+    const OpSchema* schema = find_op_schema(node.type);
+    return op_impl(node.type) == OpImpl::kKernel && schema && node.version >= 1 &&
+           node.version <= schema->max_version;
   }
 
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {

@@ -40,10 +40,10 @@ class RefKernel : public Kernel {
 // Contiguous row-major strides (in elements) of `s`.
 void contiguous_strides(const Shape& s, int64_t* strides);
 
-// A loop nest over up to three strided operands, with dimensions of size 1 dropped and adjacent dimensions
+// A loop nest over up to four strided operands, with dimensions of size 1 dropped and adjacent dimensions
 // that are contiguous for every operand merged, so the innermost loop is as long as possible.
 struct LoopNest {
-  static constexpr int kMaxOperands = 3;
+  static constexpr int kMaxOperands = 4;  // Where: dst, cond, a, b
   int rank = 0;
   int num_operands = 0;
   int64_t dims[kMaxRank] = {};

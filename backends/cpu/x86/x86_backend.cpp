@@ -55,6 +55,10 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kReduce),
     Table::reference(OpType::kLogSoftmax),
     Table::reference(OpType::kInstanceNorm),
+    Table::reference(OpType::kCompare),
+    Table::reference(OpType::kWhere),
+    Table::reference(OpType::kPad),
+    Table::reference(OpType::kExpand),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -120,7 +120,7 @@ std::function<bool(const Node&)> perm_is(std::vector<int32_t> perm) {
 std::function<bool(const Node&)> slice_is(int32_t axis, int64_t start, int64_t end) {
   return [=](const Node& n) {
     const auto& a = std::get<SliceAttrs>(n.attrs);
-    return a.axis == axis && a.start == start && a.end == end;
+    return a.axis == axis && a.start == start && a.end == end && a.step == 1;
   };
 }
 

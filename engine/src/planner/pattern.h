@@ -65,7 +65,7 @@ bool match_first(const Graph& g, const GraphIndex& index, const Pattern (&patter
 
 // Attribute checks for pattern tables.
 std::function<bool(const Node&)> perm_is(std::vector<int32_t> perm);
-std::function<bool(const Node&)> slice_is(int32_t axis, int64_t start, int64_t end);
+std::function<bool(const Node&)> slice_is(int32_t axis, int64_t start, int64_t end);  // step 1
 // Reshape targets: `shape` with kAny entries accepting any value.
 constexpr int64_t kAny = std::numeric_limits<int64_t>::min();
 std::function<bool(const Node&)> reshape_is(std::vector<int64_t> shape);

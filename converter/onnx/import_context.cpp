@@ -76,7 +76,7 @@ Status ImportContext::input(const onnx::NodeProto& n, int i, OnnxValue** v) {
 Status ImportContext::ir_tensor(OnnxValue* v, const std::string& name, int32_t* tensor) {
   if (v->pending_expand)
     return unsupported("'" + name + "' is an Expand to " + sym_dims_str(v->expanded) +
-                       " read by an op other than Concat; the IR has no Expand op yet");
+                       " read by an op other than Concat (the IR's Expand cannot broadcast to the batch)");
   if (!v->is_const) {
     *tensor = v->tensor;
     return Status::Ok();
@@ -111,6 +111,7 @@ Status ImportContext::add_op(const onnx::NodeProto& n, OpType type, OpAttrs attr
                              std::vector<int32_t> inputs, const std::string& out_name, OnnxValue* out) {
   Node probe;
   probe.type = type;
+  probe.version = lowest_op_version(type, attrs);  // e.g. a strided Slice is version 2
   probe.attrs = attrs;
   probe.inputs = inputs;
   probe.outputs = {0};
@@ -142,6 +143,7 @@ Status ImportContext::add_op(const onnx::NodeProto& n, OpType type, OpAttrs attr
   s2_[v.tensor] = d2[0];
   std::string node_name = n.name().empty() ? out_name : n.name();
   ir_.add_node(type, std::move(attrs), std::move(inputs), {v.tensor}, node_name);
+  ir_.nodes.back().version = probe.version;
   *out = std::move(v);
   return Status::Ok();
 }

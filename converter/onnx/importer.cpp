@@ -154,7 +154,12 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
     if (v->is_const)
       return unsupported("graph output '" + o_.name() + "' is a constant, not computed from the input");
     if (v->pending_expand)
-      return unsupported("graph output '" + o_.name() + "' is an Expand (no Expand op yet)");
+      return unsupported("graph output '" + o_.name() + "' is an Expand the IR cannot compute on its own");
+    // Booleans are float 0/1 inside the graph (docs/onnx.md); a model's output stays float32.
+    const bool declared_bool =
+        o_.type().has_tensor_type() && o_.type().tensor_type().elem_type() == onnx::TensorProto::BOOL;
+    if (v->boolean || declared_bool)
+      return unsupported("graph output '" + o_.name() + "' is a bool; vitrt models output float32");
     for (int32_t t : ir.inputs)
       if (t == v->tensor) return unsupported("graph output '" + o_.name() + "' is the input itself");
     ir.outputs.push_back(v->tensor);

@@ -2,7 +2,8 @@
 // Copyright the vitrt authors.
 #pragma once
 // What the lowering files share: lower_ops.cpp (the table, linear algebra, normalisation, layout),
-// lower_elementwise.cpp (the elementwise ops) and lower_reduce.cpp (the Reduce* ops).
+// lower_elementwise.cpp (the elementwise ops), lower_reduce.cpp (the Reduce* ops), lower_logic.cpp
+// (comparisons, logic, Where), lower_pad_expand.cpp (Pad, Expand, Tile) and lower_einsum.cpp.
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -26,8 +27,25 @@ Status tensor_of(ImportContext& cx, const onnx::NodeProto& n, int i, int32_t* t)
 Status emit(ImportContext& cx, const onnx::NodeProto& n, OpType type, OpAttrs attrs,
             std::vector<int32_t> inputs, const std::string& out_name);
 
+// The symbolic shape of a value (a constant's static one).
+std::vector<SymDim> dims_of(const OnnxValue& v);
+
+// A Reshape of IR tensor `src` (shape `from`) to `to`, written as the planner's patterns expect it: 0 where a
+// dimension equals the source's at the same position, -1 for the one batch-dependent dimension that moved
+// (lower_ops.cpp says how `written_infer`, the file's own -1, is kept). Binds nothing: `out` receives the new
+// activation named `out_name`.
+Status reshape_to(ImportContext& cx, const onnx::NodeProto& n, int32_t src, const std::vector<SymDim>& from,
+                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out,
+                  int written_infer = -1);
+
 // The entries of the elementwise ops (lower_elementwise.cpp), by ONNX op type.
 std::map<std::string, Entry> elementwise_entries();
+// Comparisons, logical ops and Where (lower_logic.cpp).
+std::map<std::string, Entry> logic_entries();
+// Pad, Expand and Tile (lower_pad_expand.cpp).
+std::map<std::string, Entry> pad_expand_entries();
+// Einsum (lower_einsum.cpp).
+std::map<std::string, Entry> einsum_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

@@ -18,7 +18,9 @@ namespace {
 using NodeProto = onnx::NodeProto;
 using TP = onnx::TensorProto;
 
+using lowering::dims_of;
 using lowering::emit;
+using lowering::reshape_to;
 using lowering::tensor_of;
 using LowerEntry = lowering::Entry;
 
@@ -33,49 +35,6 @@ bool extra_output_used(const ImportContext& cx, const NodeProto& n) {
     if (!n.output(o).empty() && (!cx.consumers(n.output(o)).empty() || cx.is_graph_output(n.output(o))))
       return true;
   return false;
-}
-
-std::vector<SymDim> dims_of(const OnnxValue& v) {
-  if (!v.is_const) return v.dims;
-  std::vector<SymDim> d;
-  for (int64_t x : v.shape) d.push_back(SymDim::of(x));
-  return d;
-}
-
-// A Reshape from `src` to `dst` dims, written as the planner's patterns expect it (what --emit primitive
-// writes): 0 where a dimension equals the source's at the same position, -1 for the one batch-dependent
-// dimension that moved, the static size otherwise. `written_infer` is the position where the file's own
-// target says -1 (-1 when none). A flatten of the trailing dimensions (every leading one kept, the rest
-// merged into the last, which the file wrote -1: torch's x.flatten(2) and reshape(B, C, -1)) keeps that -1,
-// as the .pth route writes flatten(2) ({0, 0, -1}, which the channels-last passes match). Either spelling
-// gives the same dimension (checked below).
-Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std::vector<SymDim>& from,
-                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out,
-                  int written_infer = -1) {
-  std::vector<int64_t> shape;
-  int inferred = 0;
-  bool keep_written = false;
-  for (size_t d = 0; d < to.size(); ++d) {
-    if (d < from.size() && to[d] == from[d]) {
-      shape.push_back(0);
-    } else if (!to[d].is_static()) {
-      shape.push_back(-1);
-      ++inferred;
-    } else {
-      keep_written = keep_written || static_cast<int>(d) == written_infer;
-      shape.push_back(to[d].c);
-    }
-  }
-  if (inferred > 1)
-    return cx.unsupported_node(
-        n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
-  const bool flatten = to.size() < from.size() && written_infer == static_cast<int>(to.size()) - 1 &&
-                       std::all_of(shape.begin(), shape.end() - 1, [](int64_t v) { return v == 0; });
-  if (inferred == 0 && keep_written && flatten) shape.back() = -1;
-  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
-  if (out->dims != to)
-    return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
-  return Status::Ok();
 }
 
 Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<SymDim>& to,
@@ -103,13 +62,26 @@ Status lower_identity(ImportContext& cx, int, const NodeProto& n) {
     }
     if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its mask output is read");
   }
+  OnnxValue v = *x;
   if (n.op_type() == "Cast") {
     const int64_t to = cx.attr_int(n, "to", 0);
-    if (to != TP::FLOAT)
+    if (to == TP::BOOL && !x->boolean) {  // float -> bool: x != 0 (NaN is true), as 0/1 (docs/onnx.md)
+      int32_t t;
+      VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &t));
+      const int32_t zero = cx.add_constant(n.output(0) + ".zero", {1}, {0.0f});
+      OnnxValue out;
+      VITRT_RETURN_IF_ERROR(
+          cx.add_op(n, OpType::kCompare, CompareAttrs{CompareKind::kNotEqual}, {t, zero}, n.output(0), &out));
+      out.boolean = true;
+      cx.set(n.output(0), std::move(out));
+      return Status::Ok();
+    }
+    if (to != TP::FLOAT && to != TP::BOOL)
       return cx.unsupported_node(n, "cast of an activation to " + onnx_type_name(static_cast<int32_t>(to)) +
                                         " (this build computes in float32 only)");
+    v.boolean = to == TP::BOOL;  // a bool cast to float is its 0/1 values
   }
-  cx.alias(n.output(0), *x);
+  cx.alias(n.output(0), v);
   return Status::Ok();
 }
 
@@ -659,48 +631,14 @@ Status lower_concat(ImportContext& cx, int, const NodeProto& n) {
                              e[d] == SymDim::of(1) && out.dims[d] == SymDim::batch();
       if (d != axis && !batch_one && (static_cast<int>(e.size()) != rank || e[d] != out.dims[d]))
         return cx.unsupported_node(n, "an input of shape " + sym_dims_str(e) + " would broadcast to " +
-                                          sym_dims_str(out.dims) + " (no Expand op yet)");
+                                          sym_dims_str(out.dims) + " (ONNX's Concat does not broadcast)");
     }
   cx.set(n.output(0), std::move(out));
   return Status::Ok();
 }
 
-Status lower_expand(ImportContext& cx, int, const NodeProto& n) {
-  OnnxValue *x, *s;
-  VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
-  VITRT_RETURN_IF_ERROR(in(cx, n, 1, &s));
-  if (!s->is_const || s->kind != ConstKind::kInt)
-    return cx.unsupported_node(n, "the target shape is computed from data, not known at import");
-  const std::vector<SymDim> from = dims_of(*x);
-  const size_t rank = std::max(from.size(), s->i.size());
-  std::vector<SymDim> to(rank, SymDim::of(1));
-  for (size_t d = 0; d < rank; ++d) {
-    const SymDim a = d + from.size() >= rank ? from[d + from.size() - rank] : SymDim::of(1);
-    const SymDim b = d + s->i.size() >= rank ? s->i[d + s->i.size() - rank] : SymDim::of(1);
-    if (a == b || b == SymDim::of(1))
-      to[d] = a;
-    else if (a == SymDim::of(1))
-      to[d] = b;
-    else
-      return cx.bad_node(n, "cannot expand " + sym_dims_str(from) + " to " + sym_dims_str(s->i));
-  }
-  if (to == from) {
-    cx.alias(n.output(0), *x);
-    return Status::Ok();
-  }
-  for (int c : cx.consumers(n.output(0)))
-    if (cx.onnx_graph().node(c).op_type() != "Concat" || cx.is_graph_output(n.output(0)))
-      return cx.unsupported_node(n,
-                                 "expanding " + sym_dims_str(from) + " to " + sym_dims_str(to) +
-                                     " is supported only where a Concat reads the result (no Expand op yet)");
-  OnnxValue v = *x;
-  v.pending_expand = true;
-  v.expanded = to;
-  cx.set(n.output(0), std::move(v));
-  return Status::Ok();
-}
-
-// One IR Slice per sliced axis (step 1 only); a full-range slice of any axis is dropped.
+// One IR Slice per sliced axis, with its step (strided, or reversed for a negative one: version 2); a
+// full-range step-1 slice of any axis is dropped.
 Status lower_slice(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
@@ -732,7 +670,6 @@ Status lower_slice(ImportContext& cx, int, const NodeProto& n) {
     cur.tensor = t;
     cur.dims = dims_of(*x);
   }
-  int emitted = 0;
   for (size_t i = 0; i < starts.size(); ++i) {
     int ax;
     VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, axes[i], cur.rank(), &ax));
@@ -741,20 +678,26 @@ Status lower_slice(ImportContext& cx, int, const NodeProto& n) {
       if ((starts[i] == 0 || starts[i] <= -INT32_MAX) && ends[i] >= INT32_MAX && steps[i] == 1) continue;
       return cx.unsupported_node(n, "slices the batch axis " + std::to_string(ax));
     }
-    if (steps[i] != 1)
-      return cx.unsupported_node(
-          n, "step " + std::to_string(steps[i]) + " (only step 1; no strided Slice op yet)");
-    int64_t b = starts[i] < 0 ? starts[i] + dim.c : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + dim.c : ends[i];
-    b = std::clamp<int64_t>(b, 0, dim.c);
-    e = std::clamp<int64_t>(e, 0, dim.c);
-    if (e <= b) return cx.unsupported_node(n, "an empty slice (the IR has no empty tensors)");
-    if (b == 0 && e == dim.c) continue;
+    const int64_t step = steps[i];
+    if (step == 0 || step == INT64_MIN) return cx.bad_node(n, "step " + std::to_string(step));
+    // ONNX's clamping: a negative bound counts from the end; going forwards both lie in [0, dim]; going
+    // backwards start lies in [0, dim-1] and end in [-1, dim-1] (-1: through index 0). x + dim cannot
+    // overflow for x < 0.
+    const int64_t n_ax = dim.c;
+    int64_t b = starts[i] < 0 ? starts[i] + n_ax : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + n_ax : ends[i];
+    b = step > 0 ? std::clamp<int64_t>(b, 0, n_ax) : std::clamp<int64_t>(b, 0, n_ax - 1);
+    e = step > 0 ? std::clamp<int64_t>(e, 0, n_ax) : std::clamp<int64_t>(e, -1, n_ax - 1);
+    if (step > 0 ? e <= b : e >= b)
+      return cx.unsupported_node(n, "an empty slice (the IR has no empty tensors)");
+    if (b == 0 && e == n_ax && step == 1) continue;
+    // The IR's Slice reads bounds as Python does, where -1 is the last element: "through index 0" is written
+    // as INT64_MIN, which stays below -1 after adding the axis size.
+    SliceAttrs a{ax, b, e < 0 ? INT64_MIN : e, step};
     OnnxValue out;
     const std::string name = n.output(0) + (i + 1 < starts.size() ? ".axis" + std::to_string(ax) : "");
-    VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kSlice, SliceAttrs{ax, b, e}, {cur.tensor}, name, &out));
+    VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kSlice, a, {cur.tensor}, name, &out));
     cur = std::move(out);
-    ++emitted;
   }
   cx.set(n.output(0), std::move(cur));
   return Status::Ok();
@@ -875,7 +818,6 @@ std::map<std::string, LowerEntry> structural_entries() {
       {"Squeeze", {lower_squeeze, {"axes"}}},
       {"Unsqueeze", {lower_squeeze, {"axes"}}},
       {"Concat", {lower_concat, {"axis"}}},
-      {"Expand", {lower_expand, {}}},
       {"Slice", {lower_slice, {}}},
       {"Gather", {lower_gather, {"axis"}}},
       {"Split", {lower_split, {"axis", "split", "num_outputs"}}},
@@ -887,6 +829,9 @@ const std::map<std::string, LowerEntry>& table() {
     std::map<std::string, LowerEntry> all = structural_entries();
     all.merge(lowering::elementwise_entries());
     all.merge(lowering::reduction_entries());
+    all.merge(lowering::logic_entries());
+    all.merge(lowering::pad_expand_entries());
+    all.merge(lowering::einsum_entries());
     return all;
   }();
   return t;
@@ -895,6 +840,49 @@ const std::map<std::string, LowerEntry>& table() {
 }  // namespace
 
 namespace lowering {
+
+std::vector<SymDim> dims_of(const OnnxValue& v) {
+  if (!v.is_const) return v.dims;
+  std::vector<SymDim> d;
+  for (int64_t x : v.shape) d.push_back(SymDim::of(x));
+  return d;
+}
+
+// A Reshape from `src` to `dst` dims, written as the planner's patterns expect it (what --emit primitive
+// writes): 0 where a dimension equals the source's at the same position, -1 for the one batch-dependent
+// dimension that moved, the static size otherwise. `written_infer` is the position where the file's own
+// target says -1 (-1 when none). A flatten of the trailing dimensions (every leading one kept, the rest
+// merged into the last, which the file wrote -1: torch's x.flatten(2) and reshape(B, C, -1)) keeps that -1,
+// as the .pth route writes flatten(2) ({0, 0, -1}, which the channels-last passes match). Either spelling
+// gives the same dimension (checked below).
+Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std::vector<SymDim>& from,
+                  const std::vector<SymDim>& to, const std::string& out_name, OnnxValue* out,
+                  int written_infer) {
+  std::vector<int64_t> shape;
+  int inferred = 0;
+  bool keep_written = false;
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (d < from.size() && to[d] == from[d]) {
+      shape.push_back(0);
+    } else if (!to[d].is_static()) {
+      shape.push_back(-1);
+      ++inferred;
+    } else {
+      keep_written = keep_written || static_cast<int>(d) == written_infer;
+      shape.push_back(to[d].c);
+    }
+  }
+  if (inferred > 1)
+    return cx.unsupported_node(
+        n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
+  const bool flatten = to.size() < from.size() && written_infer == static_cast<int>(to.size()) - 1 &&
+                       std::all_of(shape.begin(), shape.end() - 1, [](int64_t v) { return v == 0; });
+  if (inferred == 0 && keep_written && flatten) shape.back() = -1;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
+  if (out->dims != to)
+    return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
+  return Status::Ok();
+}
 
 Status tensor_of(ImportContext& cx, const NodeProto& n, int i, int32_t* t) {
   OnnxValue* v;

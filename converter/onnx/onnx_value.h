@@ -28,8 +28,12 @@ struct OnnxValue {
   // Activations.
   int32_t tensor = -1;       // IR tensor index
   std::vector<SymDim> dims;  // symbolic shape
+  // An ONNX bool computed by a comparison or logical op, held as float 0/1 (docs/onnx.md); never a graph
+  // output.
+  bool boolean = false;
   // The result of an Expand the IR cannot compute on its own: `expanded` is its shape, the IR tensor is the
-  // unexpanded source. Only Concat (which broadcasts every axis but its own) may read it.
+  // unexpanded source. Only Concat (which broadcasts every axis but its own) may read it: an Expand read by
+  // anything else becomes the IR's Expand op where it can (not where it broadcasts to the batch).
   bool pending_expand = false;
   std::vector<SymDim> expanded;
 

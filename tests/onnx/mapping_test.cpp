@@ -905,3 +905,234 @@ TEST_CASE(
       st.message().find("(Pad, opset 18): its opset-18 definition is not supported yet") != std::string::npos,
       st.message());
 }
+
+namespace {
+
+onnx::TensorProto bool_tensor(std::vector<int64_t> dims, std::vector<int32_t> values) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::BOOL);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int32_t v : values) t.add_int32_data(v);
+  return t;
+}
+
+void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+}  // namespace
+
+TEST_CASE("strided and reversed Slice (Swin's x[:, 0::2] and flips) become Slice version 2 with a step") {
+  // x [B,6,5,3]: axis 1 from 0 by 2, axis 2 reversed (start -1, end INT64_MIN, step -1) -> [B,3,5,3]; then
+  // axis 3 from 2 down to 0 by -2 (indices 2, 0) -> [B,3,5,2].
+  onnx::ModelProto m = test::model_with_input({6, 5, 3}, 13);
+  auto* g = m.mutable_graph();
+  constant(g, "starts", test::int_tensor("", {3}, {0, -1, 2}));
+  constant(g, "ends", test::int_tensor("", {3}, {INT64_MAX, INT64_MIN, -100}));
+  constant(g, "axes", test::int_tensor("", {3}, {1, 2, -1}));
+  constant(g, "steps", test::int_tensor("", {3}, {2, -1, -2}));
+  add_node(g, "Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Slice", 3}});
+  for (const Node& n : ir.nodes) CHECK(n.version == 2);
+  check_values(ir, 90, 30, [](const float* x, int64_t i) {
+    const int64_t r = i / 10, c = (i / 2) % 5, k = i % 2;
+    return double(x[(2 * r * 5 + (4 - c)) * 3 + (2 - 2 * k)]);
+  });
+  // A step-1 slice stays version 1 (what older readers load).
+  onnx::ModelProto plain = test::model_with_input({6}, 13);
+  constant(plain.mutable_graph(), "s", test::int_tensor("", {1}, {1}));
+  constant(plain.mutable_graph(), "e", test::int_tensor("", {1}, {4}));
+  constant(plain.mutable_graph(), "a", test::int_tensor("", {1}, {1}));
+  add_node(plain.mutable_graph(), "Slice", {"x", "s", "e", "a"}, {"y"});
+  CHECK(import_model(plain).nodes[0].version == 1);
+  // Step 0 is malformed; an empty reversed range is refused.
+  for (const auto& [step, start, end, code] :
+       {std::tuple{int64_t{0}, int64_t{0}, int64_t{3}, StatusCode::kBadInput},
+        std::tuple{int64_t{-1}, int64_t{1}, int64_t{4}, StatusCode::kUnsupported}}) {
+    onnx::ModelProto bad = test::model_with_input({6}, 13);
+    auto* bg = bad.mutable_graph();
+    constant(bg, "s", test::int_tensor("", {1}, {start}));
+    constant(bg, "e", test::int_tensor("", {1}, {end}));
+    constant(bg, "a", test::int_tensor("", {1}, {1}));
+    constant(bg, "st", test::int_tensor("", {1}, {step}));
+    add_node(bg, "Slice", {"x", "s", "e", "a", "st"}, {"y"});
+    const Status st = try_import(bad);
+    CHECK_MESSAGE(st.code() == code, st.message());
+    CHECK_MESSAGE(st.message().find("Slice_y") != std::string::npos, st.message());
+  }
+}
+
+TEST_CASE("comparisons, Not/And/Or/Xor, Cast to bool and Where on activations compute with float 0/1") {
+  // cond = (!(x < 0.1) && x >= -0.5) || x <= -1 || (x xor-ish: Xor(x > 1.2, bool const)); y = Where(cond, x,
+  // -100) on x [B,2,7].
+  onnx::ModelProto m = test::model_with_input({2, 7}, 13);
+  auto* g = m.mutable_graph();
+  constant(g, "k", scalar(0.1f));
+  constant(g, "lo", scalar(-0.5f));
+  constant(g, "floor", scalar(-1.0f));
+  constant(g, "hi", scalar(1.2f));
+  constant(g, "fill", scalar(-100.0f));
+  constant(g, "mask", bool_tensor({7}, {1, 0, 0, 1, 0, 0, 0}));
+  add_node(g, "Less", {"x", "k"}, {"lt"});
+  add_node(g, "Not", {"lt"}, {"ge"});
+  add_node(g, "GreaterOrEqual", {"x", "lo"}, {"above"});
+  add_node(g, "And", {"ge", "above"}, {"band"});
+  add_node(g, "LessOrEqual", {"x", "floor"}, {"low"});
+  add_node(g, "Or", {"band", "low"}, {"c1"});
+  add_node(g, "Greater", {"x", "hi"}, {"big"});
+  add_node(g, "Xor", {"big", "mask"}, {"flip"});
+  add_node(g, "Or", {"c1", "flip"}, {"cond"});
+  add_node(g, "Where", {"cond", "x", "fill"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Compare", 6}, {"Max", 2}, {"Mul", 1}, {"Where", 1}});
+  check_values(ir, 14, 14, [](const float* x, int64_t i) {
+    const float v = x[i];
+    const bool mask = i % 7 == 0 || i % 7 == 3;
+    const bool cond = (!(v < 0.1f) && v >= -0.5f) || v <= -1.0f || ((v > 1.2f) != mask);
+    return cond ? double(v) : -100.0;
+  });
+  // Cast to bool is x != 0; Equal against a constant; a bool constant as the condition.
+  onnx::ModelProto c = test::model_with_input({5}, 13);
+  auto* cg = c.mutable_graph();
+  constant(cg, "half", scalar(0.5f));
+  constant(cg, "sel", bool_tensor({5}, {1, 1, 0, 0, 1}));
+  add_node(cg, "Relu", {"x"}, {"r"});
+  set_int(add_node(cg, "Cast", {"r"}, {"nz"}), "to", onnx::TensorProto::BOOL);
+  add_node(cg, "Where", {"nz", "half", "x"}, {"w"});
+  add_node(cg, "Where", {"sel", "w", "r"}, {"y"});
+  const Graph cir = import_model(c);
+  CHECK(ops_of(cir) == std::map<std::string, int>{{"Compare", 1}, {"Relu", 1}, {"Where", 2}});
+  check_values(cir, 5, 5, [](const float* x, int64_t i) {
+    const double r = std::max(x[i], 0.0f), w = r != 0 ? 0.5 : x[i];
+    return (i == 2 || i == 3) ? r : w;
+  });
+  // A bool graph output stays unsupported.
+  onnx::ModelProto out = test::model_with_input({5}, 13);
+  constant(out.mutable_graph(), "half", scalar(0.5f));
+  add_node(out.mutable_graph(), "Equal", {"x", "half"}, {"y"});
+  const Status st = try_import(out);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("graph output 'y' is a bool") != std::string::npos, st.message());
+}
+
+TEST_CASE(
+    "Pad (constant with constant_value, reflect, edge) becomes one Pad; cropping and the batch are refused") {
+  auto pad_model = [](const std::string& mode, std::vector<int64_t> pads, bool value) {
+    onnx::ModelProto m = test::model_with_input({2, 3, 4}, 13);
+    auto* g = m.mutable_graph();
+    constant(g, "pads", test::int_tensor("", {8}, std::move(pads)));
+    constant(g, "v", scalar(2.5f));
+    auto* n = add_node(
+        g, "Pad", value ? std::vector<std::string>{"x", "pads", "v"} : std::vector<std::string>{"x", "pads"},
+        {"y"});
+    set_string(n, "mode", mode);
+    return m;
+  };
+  // [B,2,3,4] -> [B,3,6,5]: channel +1 after, rows +1/+2, columns +1 before.
+  const std::vector<int64_t> pads = {0, 0, 1, 1, 0, 1, 2, 0};
+  auto src = [](int64_t i, int64_t n, const std::string& mode, bool* inside) {
+    *inside = i >= 0 && i < n;
+    if (mode == "reflect") return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);
+    return i < 0 ? int64_t{0} : (i >= n ? n - 1 : i);
+  };
+  for (const std::string mode : {"constant", "reflect", "edge"}) {
+    CAPTURE(mode);
+    const Graph ir = import_model(pad_model(mode, pads, mode == "constant"));
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"Pad", 1}});
+    check_values(ir, 24, 90, [&](const float* x, int64_t i) {
+      const int64_t c = i / 30, r = (i / 5) % 6, k = i % 5;
+      bool in_c, in_r, in_k;
+      const int64_t sc = src(c, 2, mode, &in_c), sr = src(r - 1, 3, mode, &in_r),
+                    sk = src(k - 1, 4, mode, &in_k);
+      if (mode == "constant" && !(in_c && in_r && in_k)) return 2.5;
+      return double(x[(sc * 3 + sr) * 4 + sk]);
+    });
+  }
+  for (const auto& [m, needle] :
+       {std::pair{pad_model("constant", {0, 0, -1, 0, 0, 0, 0, 0}, false), "negative pads"},
+        std::pair{pad_model("edge", {1, 0, 0, 0, 0, 0, 0, 0}, false), "pads the batch axis"},
+        std::pair{pad_model("wrap", pads, false), "mode 'wrap'"}}) {
+    const Status st = try_import(m);
+    CHECK(st.code() == StatusCode::kUnsupported);
+    CHECK_MESSAGE(st.message().find("Pad_y") != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find(needle) != std::string::npos, st.message());
+  }
+}
+
+TEST_CASE("Expand read by any op becomes Expand; Tile becomes Reshape, Expand, Reshape") {
+  // x [B,2,1,4] expanded to [2,3,4] -> [B,2,3,4], read by Relu.
+  onnx::ModelProto m = test::model_with_input({2, 1, 4}, 13);
+  auto* g = m.mutable_graph();
+  constant(g, "shape", test::int_tensor("", {3}, {2, 3, 4}));
+  add_node(g, "Expand", {"x", "shape"}, {"e"});
+  add_node(g, "Relu", {"e"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Expand", 1}, {"Relu", 1}});
+  check_values(ir, 8, 24,
+               [](const float* x, int64_t i) { return std::max(0.0, double(x[(i / 12) * 4 + i % 4])); });
+  // Tile x [B,2,3] by [1,2,3] -> [B,4,9]: y[i][j] = x[i % 2][j % 3].
+  onnx::ModelProto t = test::model_with_input({2, 3}, 13);
+  constant(t.mutable_graph(), "reps", test::int_tensor("", {3}, {1, 2, 3}));
+  add_node(t.mutable_graph(), "Tile", {"x", "reps"}, {"y"});
+  const Graph tir = import_model(t);
+  CHECK(ops_of(tir) == std::map<std::string, int>{{"Expand", 1}, {"Reshape", 2}});
+  check_values(tir, 6, 36,
+               [](const float* x, int64_t i) { return double(x[((i / 9) % 2) * 3 + (i % 9) % 3]); });
+  // Tiling the batch is refused.
+  onnx::ModelProto tb = test::model_with_input({2, 3}, 13);
+  constant(tb.mutable_graph(), "reps", test::int_tensor("", {3}, {2, 1, 1}));
+  add_node(tb.mutable_graph(), "Tile", {"x", "reps"}, {"y"});
+  const Status st = try_import(tb);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("tiles the batch axis") != std::string::npos, st.message());
+}
+
+TEST_CASE("Einsum of two operands becomes Transpose + MatMul (+ Reshape); other equations are refused") {
+  // Attention: q = x, k = x + 0.5, both [B,2,3,4]; s = einsum("bhid,bhjd->bhij") [B,2,3,3]; then
+  // o = einsum("bhij,bhjd->bhid", s, k) [B,2,3,4].
+  onnx::ModelProto m = test::model_with_input({2, 3, 4}, 13);
+  auto* g = m.mutable_graph();
+  constant(g, "half", scalar(0.5f));
+  add_node(g, "Add", {"x", "half"}, {"k"});
+  set_string(add_node(g, "Einsum", {"x", "k"}, {"s"}), "equation", "bhid,bhjd->bhij");
+  set_string(add_node(g, "Einsum", {"s", "k"}, {"y"}), "equation", "bhij, bhjd -> bhid");
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Add", 1}, {"MatMul", 2}, {"Transpose", 1}});
+  check_values(ir, 24, 24, [](const float* x, int64_t e) {
+    const int64_t h = e / 12, i = (e / 4) % 3, d = e % 4;
+    const float* q = x + h * 12;
+    double o = 0;
+    for (int j = 0; j < 3; ++j) {
+      double s = 0;
+      for (int c = 0; c < 4; ++c) s += double(q[i * 4 + c]) * (double(q[j * 4 + c]) + 0.5);
+      o += s * (double(q[j * 4 + d]) + 0.5);
+    }
+    return o;
+  });
+  // A constant right operand with an ellipsis on the left, and a transposed output: "...ij,kj->...ki".
+  onnx::ModelProto w = test::model_with_input({2, 3, 4}, 13);
+  *w.mutable_graph()->add_initializer() = test::pattern_tensor("w", {5, 4}, -0.03f);
+  set_string(add_node(w.mutable_graph(), "Einsum", {"x", "w"}, {"y"}), "equation", "...ij,kj->...ki");
+  const Graph wir = import_model(w);
+  const auto wt = test::pattern_tensor("", {5, 4}, -0.03f);
+  check_values(wir, 24, 30, [&](const float* x, int64_t e) {
+    const int64_t h = e / 15, k = (e / 3) % 5, i = e % 3;
+    double s = 0;
+    for (int j = 0; j < 4; ++j)
+      s += double(x[(h * 3 + i) * 4 + j]) * wt.float_data(static_cast<int>(k * 4 + j));
+    return s;
+  });
+  for (const auto& [eq, needle] :
+       {std::pair{"bhii,bhij->bhij", "repeats"}, std::pair{"bhij,bhjd->bh", "summed within one operand"}}) {
+    onnx::ModelProto bad = test::model_with_input({2, 3, 3}, 13);
+    set_string(add_node(bad.mutable_graph(), "Einsum", {"x", "x"}, {"y"}), "equation", eq);
+    const Status st = try_import(bad);
+    CHECK(st.code() == StatusCode::kUnsupported);
+    CHECK_MESSAGE(st.message().find(std::string("equation '") + eq) != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find(needle) != std::string::npos, st.message());
+  }
+}

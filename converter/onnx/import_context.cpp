@@ -167,6 +167,11 @@ int ImportContext::single_consumer(const std::string& name) const {
   return c[0];
 }
 
+int ImportContext::producer(const std::string& name) const {
+  auto it = producer_.find(name);
+  return it == producer_.end() ? -1 : it->second;
+}
+
 const onnx::AttributeProto* ImportContext::attr(const onnx::NodeProto& n, const std::string& name) const {
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;

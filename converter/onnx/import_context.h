@@ -64,6 +64,8 @@ class ImportContext {
   void set_static_batch(int64_t n) { static_batch_ = n; }
   // The one node reading `name`, or -1 when there are none, several, or it is a graph output.
   int single_consumer(const std::string& name) const;
+  // The node writing `name`, or -1 (an input, an initializer, or no such value).
+  int producer(const std::string& name) const;
 
   // Attributes.
   const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const;

@@ -34,6 +34,14 @@ struct Matcher {
     nodes.push_back(c);
     return c;
   }
+  // The node writing `value` when it is an `op` node (not yet consumed) and `value` has no other reader; -1
+  // otherwise.
+  int prev(const std::string& value, const char* op) {
+    const int p = cx.producer(value);
+    if (p < 0 || cx.consumed(p) || node(p).op_type() != op || cx.single_consumer(value) < 0) return -1;
+    nodes.push_back(p);
+    return p;
+  }
   // For a binary node reading `value`: the other operand's name ("" when it reads `value` twice or is not
   // binary).
   std::string other(int n, const std::string& value) const {
@@ -220,6 +228,57 @@ Status match_gelu_tanh(ImportContext& cx, int index, bool* matched) {
   return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, out0(m.node(half)), matched);
 }
 
+// The same GELU written (0.5·x)·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as SOFT's Approx_GeLU computes it
+// (tools/reference/vitrt_reference/soft.py): rooted at Mul(x, 0.5), whose product with (1 + tanh(..)) ends
+// it; the rest is found from there backwards. (0.5·x)·y and (x·y)·0.5 are the same float32 value (scaling by
+// 0.5 is exact above the subnormal range), so this is the tanh form above.
+Status match_gelu_tanh_half_first(ImportContext& cx, int index, bool* matched) {
+  Matcher m{cx, {index}};
+  const NodeProto& root = cx.onnx_graph().node(index);
+  if (root.op_type() != "Mul" || root.input_size() != 2) return Status::Ok();
+  std::string x;
+  for (int side = 0; side < 2 && x.empty(); ++side)
+    if (m.scalar(arg(root, 1 - side), 0.5)) x = arg(root, side);
+  const OnnxValue* xv = x.empty() ? nullptr : cx.find(x);
+  if (!xv || xv->is_const) return Status::Ok();
+  const int out = m.next(out0(root), "Mul");
+  if (out < 0) return Status::Ok();
+  const std::string onep = m.other(out, out0(root));
+  const int one = m.prev(onep, "Add");
+  if (one < 0) return Status::Ok();
+  std::string tanh_out;
+  for (int side = 0; side < 2 && tanh_out.empty(); ++side)
+    if (m.scalar(arg(m.node(one), 1 - side), 1.0)) tanh_out = arg(m.node(one), side);
+  const int tanh = tanh_out.empty() ? -1 : m.prev(tanh_out, "Tanh");
+  if (tanh < 0) return Status::Ok();
+  const int scale = m.prev(arg(m.node(tanh), 0), "Mul");
+  if (scale < 0) return Status::Ok();
+  std::string inner_out;
+  for (int side = 0; side < 2 && inner_out.empty(); ++side)
+    if (m.scalar(arg(m.node(scale), 1 - side), std::sqrt(2.0 / M_PI))) inner_out = arg(m.node(scale), side);
+  const int inner = inner_out.empty() ? -1 : m.prev(inner_out, "Add");
+  if (inner < 0) return Status::Ok();
+  const std::string k_out = m.other(inner, x);
+  const int k = k_out.empty() ? -1 : m.prev(k_out, "Mul");
+  if (k < 0) return Status::Ok();
+  std::string cube;
+  for (int side = 0; side < 2 && cube.empty(); ++side)
+    if (m.scalar(arg(m.node(k), 1 - side), 0.044715)) cube = arg(m.node(k), side);
+  if (cube.empty()) return Status::Ok();
+  const int pow = cx.producer(cube);
+  if (pow >= 0 && m.node(pow).op_type() == "Pow") {
+    if (m.prev(cube, "Pow") < 0 || arg(m.node(pow), 0) != x || !m.scalar(arg(m.node(pow), 1), 3.0))
+      return Status::Ok();
+  } else {
+    const int c3 = m.prev(cube, "Mul");  // (x·x)·x
+    if (c3 < 0) return Status::Ok();
+    const std::string sq = m.other(c3, x);
+    const int c2 = sq.empty() ? -1 : m.prev(sq, "Mul");
+    if (c2 < 0 || arg(m.node(c2), 0) != x || arg(m.node(c2), 1) != x) return Status::Ok();
+  }
+  return emit_gelu(cx, m, root, x, GeluApproximation::kTanh, out0(m.node(out)), matched);
+}
+
 // x·sigmoid(x), as torch exports nn.SiLU() (ONNX has no SiLU op): Sigmoid(x) -> Mul x.
 Status match_silu(ImportContext& cx, int index, bool* matched) {
   Matcher m{cx, {index}};
@@ -251,6 +310,7 @@ Status match_patterns(ImportContext& cx, int index, bool* matched) {
   VITRT_RETURN_IF_ERROR(match_layer_norm(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_erf(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_tanh(cx, index, matched));
+  if (!*matched) VITRT_RETURN_IF_ERROR(match_gelu_tanh_half_first(cx, index, matched));
   if (!*matched) VITRT_RETURN_IF_ERROR(match_silu(cx, index, matched));
   return Status::Ok();
 }

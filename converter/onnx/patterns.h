@@ -6,7 +6,8 @@
 //   - LayerNorm decomposed (opset < 17): ReduceMean -> Sub -> Pow 2 (or Mul by itself) -> ReduceMean ->
 //     Add eps -> Sqrt -> Div [-> Mul gamma] [-> Add beta]  =>  LayerNorm(eps)
 //   - GELU, erf form: x · (1 + erf(x / √2)) · 0.5 (or x / √2 written x · (1/√2))  =>  Gelu(erf)
-//   - GELU, tanh form: 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))  =>  Gelu(tanh)
+//   - GELU, tanh form: 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))  =>  Gelu(tanh), with the 0.5
+//     applied last (nn.GELU(approximate='tanh')) or first (SOFT's Approx_GeLU)
 //   - SiLU: x · Sigmoid(x)  =>  Unary(Silu)
 // A pattern matches only when its intermediate values have no other readers and are no graph outputs, and
 // its constants equal the formula's (to float rounding).

@@ -112,6 +112,83 @@ TEST_CASE("GELU in its tanh form becomes one Gelu(tanh)") {
   });
 }
 
+TEST_CASE("GELU in its tanh form with the 0.5 applied first (SOFT's Approx_GeLU) becomes one Gelu(tanh)") {
+  onnx::ModelProto m = test::model_with_input({5}, 17);
+  auto* g = m.mutable_graph();
+  constant(g, "half", scalar(0.5f));
+  constant(g, "three", scalar(3.0f));
+  constant(g, "k", scalar(0.044715f));
+  constant(g, "c", scalar(0.7978845834732056f));
+  constant(g, "one", scalar(1.0f));
+  add_node(g, "Mul", {"x", "half"}, {"hx"});
+  add_node(g, "Pow", {"x", "three"}, {"x3"});
+  add_node(g, "Mul", {"x3", "k"}, {"kx3"});
+  add_node(g, "Add", {"x", "kx3"}, {"inner"});
+  add_node(g, "Mul", {"inner", "c"}, {"scaled"});
+  add_node(g, "Tanh", {"scaled"}, {"t"});
+  add_node(g, "Add", {"t", "one"}, {"t1"});
+  add_node(g, "Mul", {"hx", "t1"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Gelu", 1}});
+  REQUIRE(std::get<GeluAttrs>(ir.nodes[0].attrs).approximation == GeluApproximation::kTanh);
+  check_values(ir, 5, 5, [](const float* x, int64_t i) {
+    const double v = x[i];
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  });
+}
+
+// x [B,4,3] and l = x·w [B,4,3]: out[b,i,j] = Σ_c (x[b,i,c] − l[b,j,c])², written as torch.onnx.export
+// unrolls SOFT's per-channel loop (tools/reference/vitrt_reference/soft.py gaussian_sq_dist), channels summed
+// in `order`.
+onnx::ModelProto unrolled_distance_model(const std::vector<int64_t>& order) {
+  onnx::ModelProto m = test::model_with_input({4, 3}, 17);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::float_tensor("w", {3}, {0.5f, -1.25f, 2.0f});
+  *g->add_initializer() = test::int_tensor("axis1", {1}, {1});
+  *g->add_initializer() = test::int_tensor("axis2", {1}, {2});
+  add_node(g, "Mul", {"x", "w"}, {"l"});
+  add_node(g, "Unsqueeze", {"l", "axis1"}, {"l4"});  // [B,1,4,3]
+  std::string acc;
+  for (int64_t c : order) {
+    const std::string k = std::to_string(c);
+    *g->add_initializer() = test::int_tensor("c" + k, {}, {c});
+    set_int(add_node(g, "Gather", {"x", "c" + k}, {"xc" + k}), "axis", 2);   // [B,4]
+    add_node(g, "Unsqueeze", {"xc" + k, "axis2"}, {"xu" + k});               // [B,4,1]
+    set_int(add_node(g, "Gather", {"l4", "c" + k}, {"lc" + k}), "axis", 3);  // [B,1,4]
+    add_node(g, "Sub", {"xu" + k, "lc" + k}, {"d" + k});
+    add_node(g, "Mul", {"d" + k, "d" + k}, {"t" + k});
+    const std::string sum = c == order.back() ? "y" : "s" + k;
+    if (!acc.empty()) add_node(g, "Add", {acc, "t" + k}, {sum});
+    acc = acc.empty() ? "t" + k : sum;
+  }
+  return m;
+}
+
+double unrolled_distance(const float* x, int64_t e) {
+  const double w[3] = {0.5, -1.25, 2.0};
+  const int64_t i = e / 4, j = e % 4;
+  double s = 0;
+  for (int c = 0; c < 3; ++c) {
+    const double d = x[i * 3 + c] - static_cast<double>(x[j * 3 + c] * static_cast<float>(w[c]));
+    s += d * d;
+  }
+  return s;
+}
+
+TEST_CASE("a squared distance summed channel by channel becomes one broadcast ReduceSum") {
+  const Graph ir = import_model(unrolled_distance_model({0, 1, 2}));
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Mul", 2}, {"Reshape", 2}, {"ReduceSum", 1}, {"Sub", 1}});
+  check_values(ir, 12, 16, unrolled_distance);
+}
+
+TEST_CASE("a squared distance summed out of channel order is left as written") {
+  // (t0 + t2) + t1 rounds differently from the in-order sum the broadcast form stands for: not rewritten.
+  const Graph ir = import_model(unrolled_distance_model({0, 2, 1}));
+  CHECK(ops_of(ir).count("ReduceSum") == 0);
+  CHECK(ops_of(ir).at("Add") == 2);
+  check_values(ir, 12, 16, unrolled_distance);
+}
+
 TEST_CASE("shape machinery on the batch folds into Reshapes") {
   // x [B,2,3] -> Reshape(x, Concat(Unsqueeze(Shape(x)[0]), [6])) [B,6] -> Unsqueeze 1 [B,1,6] -> Squeeze 1
   // [B,6] -> Neg

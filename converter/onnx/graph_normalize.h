@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Normalisation of the imported IR graph after lowering, so that the planner sees the forms the .pth route
+// builds (docs/onnx.md, "Exported reference models"). Each rewrite leaves the graph computing the same
+// values; where rounding can differ it is said at the rewrite.
+#include "common/status.h"
+#include "ir/graph.h"
+
+namespace vitrt::convert {
+
+// Σ_c (a[.., i, c] − l[.., j, c])² written as one Slice/Sub/Mul/Add group per channel c (torch.onnx.export of
+// a Python loop over the last axis, as SOFT's Gaussian kernel, tools/reference/vitrt_reference/soft.py
+// gaussian_sq_dist) becomes the broadcast form --emit primitive writes (converter/arch/primitive_emit.cpp):
+// Sub(Reshape(a, [.., N, 1, d]), Reshape(l, [.., 1, m, d])) → Mul by itself → ReduceSum over the last axis.
+// Returns how many sums were rewritten.
+Status fold_unrolled_distances(Graph* g, int* rewritten);
+
+// Conv2d (no activation) read only by a Relu becomes one Conv2d with the ReLU epilogue, as the .pth route
+// writes Conv + BatchNorm + ReLU stems, so that the channels-last passes (which run before fuse_epilogue) see
+// the same form. Returns how many were folded.
+Status fold_conv_relu(Graph* g, int* folded);
+
+}  // namespace vitrt::convert

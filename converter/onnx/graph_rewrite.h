@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Small tools for rewriting the imported IR graph after lowering (graph_normalize.h): who produces and who
+// reads each tensor, splicing new nodes in, and dropping the producers a rewrite left unread.
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace vitrt::convert {
+
+struct GraphUses {
+  std::vector<int32_t> producer;  // tensor -> node index, -1 for inputs and constants
+  std::vector<int> readers;       // tensor -> node inputs reading it; a graph output counts as one more
+  explicit GraphUses(const Graph& g);
+
+  // The node producing `t` when it is of `type`, else nullptr.
+  const Node* producer_of(const Graph& g, int32_t t, OpType type) const;
+};
+
+// A node ready for splicing: version from the op registry, one output.
+Node make_node(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, int32_t output, std::string name);
+
+// Rebuilds the node list: before[i] goes ahead of node i, flagged nodes are dropped. Afterwards, every node
+// that only fed dropped nodes (transitively) is dropped too, so a rewrite need not trace what it left unread.
+void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector<Node>> before);
+
+}  // namespace vitrt::convert

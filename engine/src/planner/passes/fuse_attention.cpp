@@ -8,9 +8,12 @@
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
 //   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
-//   inverse (any number of iterations), (K1·K2inv)·(K1ᵀ·V) + depthwise conv of V -> LinearAttention
+//   inverse (any number of iterations), (K1·K2inv)·(K1ᵀ·V) + depthwise conv of V -> LinearAttention, as
+//   --emit primitive writes it or as torch.onnx.export writes the reference SOFT (linear_attention_pattern)
 // The patterns are the tables below; the rewrites check what the tables cannot (consistent head counts,
 // scalar scale, conv geometry) and finally that the fused op infers the very shapes the pattern produced.
+#include <cmath>
+
 #include "ops/op_registry.h"
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
@@ -134,17 +137,46 @@ std::function<bool(const Node&)> reduce_is(int32_t axis, bool keepdims) {
   };
 }
 
-// SOFT's LinearAttention with `iterations` Newton steps (arch/primitive_emit.cpp writes exactly this).
-Pattern linear_attention_pattern(int iterations) {
+// Either SOFT form (its differences below): what `vitrt-convert --emit primitive` writes
+// (arch/primitive_emit.cpp), or what torch.onnx.export writes for tools/reference/vitrt_reference/soft.py
+// once the importer has folded the per-channel distance loop (converter/onnx/unrolled_distance.cpp).
+enum class SoftForm { kPrimitive, kExported };
+
+// Reduces the last axis of a rank-`rank` input, written -1 or rank − 1.
+std::function<bool(const Node&)> reduce_last(int rank, bool keepdims) {
+  return [=](const Node& n) {
+    const auto& a = std::get<ReduceMeanAttrs>(n.attrs);
+    return a.axes.size() == 1 && (a.axes[0] == -1 || a.axes[0] == rank - 1) && a.keepdims == keepdims;
+  };
+}
+
+// SOFT's LinearAttention with `iterations` Newton steps, in either form. The exported form differs in:
+//   q / d^{1/4} (Div) where the primitive form multiplies by d^{-1/4};
+//   the landmark image [B·h,H,W,d] reached by two Reshapes ([B·h,N,d] first), the V conv's tokens likewise;
+//   exp(−dist / 2) as Mul −1, Mul 0.5 (one pair of constants per kernel) where the primitive has Mul −0.5;
+//   α = (1 / max²) · 1.8 from reductions without keepdims, unsqueezed to [B,h,1,1] by two Reshapes, where the
+//   primitive has 1.8 / max² from keepdims reductions (the fused kernel computes the former,
+//   backends/cpu/ref/newton_inverse.cpp);
+//   one constant 2 per Newton step where the primitive shares one.
+Pattern linear_attention_pattern(int iterations, SoftForm form) {
+  const bool exported = form == SoftForm::kExported;
   Ops ops = split_heads("q_in", "q_heads") + split_heads("v_in", "v");
-  ops = ops + Ops{{"q", OpType::kMul, {"q_heads", "q_scale"}},
-                  // landmarks
-                  {"lm.image", OpType::kReshape, {"q"}, reshape_is({-1, kAny, kAny, kAny})},
+  if (exported)
+    ops = ops + Ops{{"q", OpType::kDiv, {"q_heads", "q_div"}},
+                    {"lm.rows", OpType::kReshape, {"q"}, reshape_is({kAny, kAny, kAny})},
+                    {"lm.image", OpType::kReshape, {"lm.rows"}, reshape_is({kAny, kAny, kAny, kAny})}};
+  else
+    ops = ops + Ops{{"q", OpType::kMul, {"q_heads", "q_scale"}},
+                    {"lm.image", OpType::kReshape, {"q"}, reshape_is({-1, kAny, kAny, kAny})}};
+  // Where the exporter writes 0 or -1 depends on the sizes (with one head, B·h is B and reads 0): the
+  // exported form takes any target there and the rewrite checks the shapes instead.
+  const int64_t batch_dim = exported ? kAny : -1;
+  ops = ops + Ops{// landmarks
                   {"lm.chw", OpType::kTranspose, {"lm.image"}, perm_is({0, 3, 1, 2})},
                   {"lm.conv", OpType::kConv2d, {"lm.chw", "landmark_w", ""}, no_bias_conv},
                   {"lm.flat", OpType::kReshape, {"lm.conv"}, reshape_is({0, 0, -1})},
                   {"lm.tokens", OpType::kTranspose, {"lm.flat"}, perm_is({0, 2, 1})},
-                  {"lm.heads", OpType::kReshape, {"lm.tokens"}, reshape_is({-1, kAny, kAny, kAny})},
+                  {"lm.heads", OpType::kReshape, {"lm.tokens"}, reshape_is({batch_dim, kAny, kAny, kAny})},
                   {"lm.norm", OpType::kLayerNorm, {"lm.heads", "ln_gamma", "ln_beta"}},
                   {"lm", OpType::kGelu, {"lm.norm"}, erf_gelu},
                   // Gaussian kernels
@@ -154,22 +186,34 @@ Pattern linear_attention_pattern(int iterations) {
     ops = ops + Ops{{n + ".rows", OpType::kReshape, {n == "k1" ? "q" : "lm"}, reshape_is({0, 0, 0, 1, kAny})},
                     {n + ".diff", OpType::kSub, {n + ".rows", "keys"}},
                     {n + ".square", OpType::kMul, {n + ".diff", n + ".diff"}},
-                    {n + ".distance", OpType::kReduceSum, {n + ".square"}, reduce_is(-1, false)},
-                    {n + ".exponent", OpType::kMul, {n + ".distance", "neg_half"}},
-                    {n, OpType::kExp, {n + ".exponent"}}};
+                    {n + ".distance", OpType::kReduceSum, {n + ".square"}, reduce_is(-1, false)}};
+    if (exported)
+      ops = ops + Ops{{n + ".neg", OpType::kMul, {n + ".distance", n + ".minus_one"}},
+                      {n + ".exponent", OpType::kMul, {n + ".neg", n + ".half"}}};
+    else
+      ops.push_back({n + ".exponent", OpType::kMul, {n + ".distance", "neg_half"}});
+    ops.push_back({n, OpType::kExp, {n + ".exponent"}});
   }
   // Newton inverse of K2
-  ops = ops + Ops{{"rowsum", OpType::kReduceSum, {"k2"}, reduce_is(-1, true)},
-                  {"maxrow", OpType::kReduceMax, {"rowsum"}, reduce_is(-2, true)},
-                  {"maxrow2", OpType::kMul, {"maxrow", "maxrow"}},
-                  {"alpha", OpType::kDiv, {"alpha_num", "maxrow2"}},
-                  {"p", OpType::kAdd, {"k2", "reg_eye"}},
-                  {"v0", OpType::kMul, {"alpha", "p"}}};
+  if (exported)
+    ops = ops + Ops{{"rowsum", OpType::kReduceSum, {"k2"}, reduce_last(4, false)},
+                    {"maxrow", OpType::kReduceMax, {"rowsum"}, reduce_last(3, false)},
+                    {"maxrow2", OpType::kMul, {"maxrow", "maxrow"}},
+                    {"recip", OpType::kDiv, {"one", "maxrow2"}},
+                    {"alpha.bh", OpType::kMul, {"recip", "alpha_num"}},
+                    {"alpha.bh1", OpType::kReshape, {"alpha.bh"}},
+                    {"alpha", OpType::kReshape, {"alpha.bh1"}}};
+  else
+    ops = ops + Ops{{"rowsum", OpType::kReduceSum, {"k2"}, reduce_is(-1, true)},
+                    {"maxrow", OpType::kReduceMax, {"rowsum"}, reduce_is(-2, true)},
+                    {"maxrow2", OpType::kMul, {"maxrow", "maxrow"}},
+                    {"alpha", OpType::kDiv, {"alpha_num", "maxrow2"}}};
+  ops = ops + Ops{{"p", OpType::kAdd, {"k2", "reg_eye"}}, {"v0", OpType::kMul, {"alpha", "p"}}};
   for (int i = 0; i < iterations; ++i) {
     const std::string v = "v" + std::to_string(i), n = "iter" + std::to_string(i);
     ops = ops + Ops{{n + ".vp", OpType::kMatMul, {v, "p"}},
                     {n + ".vpv", OpType::kMatMul, {n + ".vp", v}},
-                    {n + ".2v", OpType::kMul, {v, "two"}},
+                    {n + ".2v", OpType::kMul, {v, exported ? n + ".two" : "two"}},
                     {"v" + std::to_string(i + 1), OpType::kSub, {n + ".2v", n + ".vpv"}}};
   }
   const std::string inv = "v" + std::to_string(iterations);
@@ -179,10 +223,14 @@ Pattern linear_attention_pattern(int iterations) {
                   {"product", OpType::kMatMul, {"left", "right"}},
                   {"vc.grid", OpType::kReshape, {"v"}, reshape_is({0, 0, kAny, kAny, kAny})},
                   {"vc.permute", OpType::kTranspose, {"vc.grid"}, perm_is({0, 4, 1, 2, 3})},
-                  {"vc.image", OpType::kReshape, {"vc.permute"}, reshape_is({-1, kAny, kAny, kAny})},
-                  {"vc.conv", OpType::kConv2d, {"vc.image", "conv_w", ""}, no_bias_conv},
-                  {"vc.tokens", OpType::kReshape, {"vc.conv"}, reshape_is({-1, kAny, kAny, kAny})},
-                  {"vc", OpType::kTranspose, {"vc.tokens"}, perm_is({0, 2, 3, 1})},
+                  {"vc.image", OpType::kReshape, {"vc.permute"}, reshape_is({batch_dim, kAny, kAny, kAny})},
+                  {"vc.conv", OpType::kConv2d, {"vc.image", "conv_w", ""}, no_bias_conv}};
+  if (exported)
+    ops = ops + Ops{{"vc.split", OpType::kReshape, {"vc.conv"}, reshape_is({kAny, kAny, kAny, kAny, kAny})},
+                    {"vc.tokens", OpType::kReshape, {"vc.split"}, reshape_is({kAny, kAny, kAny, kAny})}};
+  else
+    ops.push_back({"vc.tokens", OpType::kReshape, {"vc.conv"}, reshape_is({-1, kAny, kAny, kAny})});
+  ops = ops + Ops{{"vc", OpType::kTranspose, {"vc.tokens"}, perm_is({0, 2, 3, 1})},
                   {"sum", OpType::kAdd, {"product", "vc"}},
                   {"merged", OpType::kTranspose, {"sum"}, perm_is({0, 2, 1, 3})},
                   {"out", OpType::kReshape, {"merged"}, reshape_is({0, 0, kAny})}};
@@ -205,8 +253,9 @@ int newton_steps(const Graph& g, const GraphIndex& index, size_t root) {
   int steps = 0;
   for (const Node* v = producer(n->inputs[1], OpType::kSub); v && steps < 10000; ++steps) {
     const Node* twice = producer(v->inputs[0], OpType::kMul);
-    if (!twice) return -1;
-    v = producer(twice->inputs[0], OpType::kSub);
+    if (!twice || twice->inputs.size() != 2) return -1;
+    const Node* prev = producer(twice->inputs[0], OpType::kSub);
+    v = prev ? prev : producer(twice->inputs[1], OpType::kSub);
   }
   return steps;
 }
@@ -342,25 +391,61 @@ bool scalar_is(const Graph& g, int32_t t, float want) {
   return scalar_constant(g, t, &v) && v == want;
 }
 
-bool rewrite_linear_attention(const Graph& g, const Match& m, int iterations, Node* fused) {
-  const auto& qh = reshape_of(g, m, "q_heads.heads");
-  const auto& vh = reshape_of(g, m, "v.heads");
-  const auto& image = reshape_of(g, m, "lm.image");  // (-1, H, W, d)
+bool shape_is(const Graph& g, const Match& m, const std::string& value, const Shape& want) {
+  return at_batch1(g.tensors[m.tensor(value)].shape) == want;
+}
+
+// The constants only the exported form has (linear_attention_pattern): each must be the formula's.
+bool exported_constants(const Graph& g, const Match& m, int iterations) {
+  for (const char* k : {"k1", "k2"})
+    if (!scalar_is(g, m.tensor(std::string(k) + ".minus_one"), -1.0f) ||
+        !scalar_is(g, m.tensor(std::string(k) + ".half"), 0.5f))
+      return false;
+  for (int i = 0; i < iterations; ++i)
+    if (!scalar_is(g, m.tensor("iter" + std::to_string(i) + ".two"), 2.0f)) return false;
+  return scalar_is(g, m.tensor("one"), 1.0f);
+}
+
+// q's scale: the primitive form's factor, or the exported form's divisor as its float32 reciprocal. q / c and
+// q · fl(1/c) can differ in the last bit (docs/onnx.md, Exported reference models): the fused op multiplies.
+bool q_scale_of(const Graph& g, const Match& m, SoftForm form, float* scale) {
+  if (form == SoftForm::kPrimitive) return scalar_constant(g, m.tensor("q_scale"), scale);
+  float c;
+  if (!scalar_constant(g, m.tensor("q_div"), &c) || !std::isfinite(c) || !(c > 0)) return false;
+  *scale = 1.0f / c;
+  return std::isfinite(*scale) && *scale > 0;
+}
+
+bool rewrite_linear_attention(const Graph& g, const Match& m, int iterations, SoftForm form, Node* fused) {
+  // Sizes from the shapes the ops produce (batch 1), not from reshape targets (which may write 0 or -1).
+  const Shape qh = at_batch1(g.tensors[m.tensor("q_heads.heads")].shape);  // [1,N,h,d]
+  const Shape image = at_batch1(g.tensors[m.tensor("lm.image")].shape);    // [h,H,W,d]
   const auto& lc = std::get<Conv2dAttrs>(m.node(g, "lm.conv").attrs);
   const auto& vc = std::get<Conv2dAttrs>(m.node(g, "vc.conv").attrs);
   const Shape& lw = g.tensors[m.tensor("landmark_w")].shape;
   const Shape& cw = g.tensors[m.tensor("conv_w")].shape;
   const Tensor& eye = g.tensors[m.tensor("reg_eye")];
-  const int64_t h = qh[2], d = qh[3];
+  if (qh.rank != 4 || image.rank != 4) return false;
+  const int64_t n = qh[1], h = qh[2], d = qh[3];
   LinearAttentionAttrs a;
-  if (vh[2] != h || vh[3] != d || image[3] != d || lw.rank != 4 || cw.rank != 4 || lw[2] != lw[3] ||
-      lc.stride_h != lw[2] || lc.stride_w != lw[3] || lc.pad_h != 0 || lc.pad_w != 0 || lc.groups != 1 ||
-      vc.groups != h || vc.stride_h != 1 || vc.stride_w != 1 || cw[2] != cw[3] || vc.pad_h != cw[2] / 2 ||
-      vc.pad_w != cw[3] / 2 || !scalar_constant(g, m.tensor("q_scale"), &a.q_scale) ||
-      !scalar_is(g, m.tensor("neg_half"), -0.5f) || !scalar_is(g, m.tensor("two"), 2.0f) ||
-      !scalar_is(g, m.tensor("alpha_num"), 0.9f * 2.0f) || !eye.is_constant || eye.dtype != DType::kFloat32 ||
-      eye.shape.rank != 2 || eye.shape[0] != eye.shape[1] ||
+  const Shape lm_heads = at_batch1(g.tensors[m.tensor("lm.heads")].shape);  // [1,h,m,d]
+  if (!shape_is(g, m, "v.heads", qh) || image[3] != d || image[1] * image[2] != n ||
+      !shape_is(g, m, "vc.tokens", Shape{1, d, h, n}) || lm_heads.rank != 4 || lm_heads[1] != h ||
+      lm_heads[3] != d || !shape_is(g, m, "vc.image", Shape{1, h, image[1], image[2]}) || lw.rank != 4 ||
+      cw.rank != 4 || lw[2] != lw[3] || lc.stride_h != lw[2] || lc.stride_w != lw[3] || lc.pad_h != 0 ||
+      lc.pad_w != 0 || lc.groups != 1 || vc.groups != h || vc.stride_h != 1 || vc.stride_w != 1 ||
+      cw[2] != cw[3] || vc.pad_h != cw[2] / 2 || vc.pad_w != cw[3] / 2 ||
+      !q_scale_of(g, m, form, &a.q_scale) || !scalar_is(g, m.tensor("alpha_num"), 0.9f * 2.0f) ||
+      !eye.is_constant || eye.dtype != DType::kFloat32 || eye.shape.rank != 2 ||
+      eye.shape[0] != eye.shape[1] ||
       eye.constant.size != sizeof(float) * static_cast<size_t>(eye.shape.numel()))
+    return false;
+  if (form == SoftForm::kPrimitive &&
+      (!scalar_is(g, m.tensor("neg_half"), -0.5f) || !scalar_is(g, m.tensor("two"), 2.0f)))
+    return false;
+  // Exported: α [B,h] must become [B,h,1,1] (one step size per matrix), whatever the two Reshapes wrote.
+  if (form == SoftForm::kExported &&
+      (!exported_constants(g, m, iterations) || !shape_is(g, m, "alpha", Shape{1, h, 1, 1})))
     return false;
   // The regulariser: a constant multiple of the identity.
   const int64_t lm = eye.shape[0];
@@ -437,9 +522,14 @@ class FuseAttentionPass final : public Pass {
         return true;
       const int steps = newton_steps(g, index, i);
       if (steps < 0) return false;
-      auto it = linear_.find(steps);
-      if (it == linear_.end()) it = linear_.emplace(steps, linear_attention_pattern(steps)).first;
-      return match_pattern(g, index, it->second, i, m) && rewrite_linear_attention(g, *m, steps, fused);
+      for (SoftForm form : {SoftForm::kPrimitive, SoftForm::kExported}) {
+        auto it = linear_.find({steps, form});
+        if (it == linear_.end())
+          it = linear_.emplace(std::make_pair(steps, form), linear_attention_pattern(steps, form)).first;
+        if (match_pattern(g, index, it->second, i, m) && rewrite_linear_attention(g, *m, steps, form, fused))
+          return true;
+      }
+      return false;
     }
     if (t == OpType::kMul)
       for (const Pattern& p : residual_)
@@ -450,7 +540,7 @@ class FuseAttentionPass final : public Pass {
   const std::vector<AttentionPattern> softmax_patterns_ = softmax_attention_patterns();
   const Pattern reused_ = reused_attention_pattern();
   const Pattern residual_[2] = {attention_residual_pattern(true), attention_residual_pattern(false)};
-  mutable std::map<int, Pattern> linear_;  // by Newton step count, built on first use
+  mutable std::map<std::pair<int, SoftForm>, Pattern> linear_;  // by Newton steps and form, built on use
 };
 
 }  // namespace

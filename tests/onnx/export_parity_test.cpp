@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The project's reference models exported by torch.onnx.export at opsets 14 and 17 (fixture onnx_cases,
-// tools/reference/make_onnx_cases.py: DeiT, PVT v2 b0, a small LaViT) against the same weights converted from
-// the checkpoint: logits within 1e-5 of the .pth route (relative to its largest logit) on ref and cpu, the
-// same top-1 as PyTorch, and the same planned op types, among them each model's fused ops (fuse_attention,
-// the channels-last convs and ConvMlp find the exported attention, residuals and MLPs).
+// tools/reference/make_onnx_cases.py: DeiT, PVT v2 b0, a small LaViT, a small SOFT) against the same weights
+// converted from the checkpoint: logits within 1e-5 of the .pth route (relative to its largest logit; SOFT's
+// stem BatchNorm is folded by torch in float32 and by vitrt-convert in double, measured 2e-6 apart) on ref
+// and cpu, the same top-1 as PyTorch, and the same planned op types, among them each model's fused ops
+// (fuse_attention, the channels-last convs and ConvMlp find the exported attention, residuals and MLPs).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "arch/arch.h"
 #include "checkpoint/checkpoint.h"
@@ -37,7 +39,26 @@ const std::map<std::string, std::map<std::string, int>> kFused = {
     {"pvt_v2_b0_1111", {{"SoftmaxAttention", 4}, {"ConvMlp", 2}}},  // stages 1-2 (fuse_conv_mlp)
     {"lavit_1222_narrow",
      {{"SoftmaxAttention", 4}, {"ReusedAttention", 3}, {"AttentionResidual", 3}, {"ConvMlp", 3}}},
+    {"soft_1111_narrow", {{"LinearAttention", 3}, {"SoftmaxAttention", 1}}},  // stages 1-3, stage 4
 };
+
+// Every attribute of each planned LinearAttention, in plan order: the exported form must fuse to the very op
+// the .pth route builds (its q scale is 1 / fl(d^{1/4}) on one route and fl(d^{-1/4}) on the other).
+std::vector<std::string> linear_attention_attrs(const Session& s) {
+  std::vector<std::string> out;
+  for (const Node& n : s.graph().nodes) {
+    if (n.type != OpType::kLinearAttention) continue;
+    const auto& a = std::get<LinearAttentionAttrs>(n.attrs);
+    std::ostringstream o;
+    o.precision(9);
+    o << "heads " << a.num_heads << " grid " << a.height << "x" << a.width << " q_scale " << a.q_scale
+      << " kernel " << int(a.kernel) << " landmarks " << int(a.landmarks) << " ratio " << a.landmark_ratio
+      << " ln_eps " << a.landmark_ln_eps << " pinv " << int(a.pinv) << " iterations " << a.newton_iterations
+      << " regularizer " << a.newton_regularizer << " symmetric " << a.symmetric_normalization;
+    out.push_back(o.str());
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -83,6 +104,7 @@ TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
           CAPTURE(op);
           CHECK((ops_a.count(op) ? ops_a.at(op) : 0) == count);
         }
+        CHECK(linear_attention_attrs(*a) == linear_attention_attrs(*b));
         for (int64_t n = 1; n <= batch; ++n) {
           CAPTURE(n);
           const std::vector<float> ya = run(*a, x, n), yb = run(*b, x, n);

@@ -12,7 +12,8 @@ dynamic_axes (opset17_static_batch.onnx: batch 1 written into its shapes).
 Cases (small, for CI time): DeiT-Tiny depth 2 and a distilled one of depth 1; PVT v2 b0 with one block per
 stage; a LaViT with LaViT-Tiny's layout (VA layers, an attention residual into every later stage, one LA layer
 at the end of stages 2-4) at depths 1,2,2,2, widths 64,128,128,192 (heads 1,2,2,3) and MLP ratio 2 (the tiny's
-widths would make this fixture ~150 MB).
+widths would make this fixture ~150 MB); a SOFT (scaled Newton, 20 steps) with one block per stage at widths
+32,64,64,96 (heads 1,2,2,3; SOFT-Tiny's widths make each file 28 MB).
 """
 import argparse
 import json
@@ -26,6 +27,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vitrt_reference as R  # noqa: E402
 from vitrt_reference import lavit as L  # noqa: E402
+from vitrt_reference import soft as S  # noqa: E402
 
 OPSETS = (14, 17)
 
@@ -50,7 +52,9 @@ def main():
               ("deit_tiny_distilled_1layer", lambda: R.deit_tiny_distilled(depth=1, num_classes=7), 12),
               ("pvt_v2_b0_1111", lambda: R.pvt_v2_b0(num_classes=10, depths=(1, 1, 1, 1)), 13),
               ("lavit_1222_narrow", lambda: L.LaViT(num_classes=10, depths=(1, 2, 2, 2), la_layers=(0, 1, 1, 1),
-                                                    embed_dims=(64, 128, 128, 192), mlp_ratios=(2, 2, 2, 2)), 14)]
+                                                    embed_dims=(64, 128, 128, 192), mlp_ratios=(2, 2, 2, 2)), 14),
+              ("soft_1111_narrow", lambda: S.SoftmaxFreeVisionTransformer(num_classes=10, embed_dims=(32, 64, 64, 96),
+                                                                          depths=(1, 1, 1, 1)), 15)]
     for name, factory, seed in models:
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)

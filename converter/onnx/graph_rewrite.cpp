@@ -6,10 +6,14 @@
 
 namespace vitrt::convert {
 
-GraphUses::GraphUses(const Graph& g) : producer(g.tensors.size(), -1), readers(g.tensors.size(), 0) {
+GraphUses::GraphUses(const Graph& g)
+    : producer(g.tensors.size(), -1), readers(g.tensors.size(), 0), reader(g.tensors.size(), -1) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int32_t i : g.nodes[n].inputs)
-      if (i != kAbsent) ++readers[i];
+      if (i != kAbsent) {
+        ++readers[i];
+        reader[i] = static_cast<int32_t>(n);
+      }
     for (int32_t o : g.nodes[n].outputs) producer[o] = static_cast<int32_t>(n);
   }
   for (int32_t o : g.outputs) ++readers[o];

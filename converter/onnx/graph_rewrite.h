@@ -12,6 +12,7 @@ namespace vitrt::convert {
 struct GraphUses {
   std::vector<int32_t> producer;  // tensor -> node index, -1 for inputs and constants
   std::vector<int> readers;       // tensor -> node inputs reading it; a graph output counts as one more
+  std::vector<int32_t> reader;    // tensor -> a node reading it (the only one where readers is 1), or -1
   explicit GraphUses(const Graph& g);
 
   // The node producing `t` when it is of `type`, else nullptr.

@@ -51,7 +51,7 @@ class DistanceFolder {
     std::vector<Sum> sums;
     for (size_t i = g_.nodes.size(); i-- > 0;) {
       Sum s;
-      if (erase[i] || g_.nodes[i].type != OpType::kAdd || !match(i, &s)) continue;
+      if (erase[i] || g_.nodes[i].type != OpType::kAdd || inside_chain(i) || !match(i, &s)) continue;
       for (size_t a : s.adds) erase[a] = true;
       sums.push_back(s);
     }
@@ -67,6 +67,18 @@ class DistanceFolder {
 
  private:
   bool read_only_by(int32_t t, int count) const { return uses_.readers[t] == count; }
+
+  // Whether Add `i` is the running sum of a longer chain (its one reader an Add that also reads a square of a
+  // difference): the chain is tried from its end only, so each Add is walked once (no quadratic walks).
+  bool inside_chain(size_t i) const {
+    const int32_t out = g_.nodes[i].outputs[0];
+    if (!read_only_by(out, 1) || uses_.reader[out] < 0) return false;
+    const Node& n = g_.nodes[static_cast<size_t>(uses_.reader[out])];
+    if (n.type != OpType::kAdd || n.inputs.size() != 2) return false;
+    const Node* sq = uses_.producer_of(g_, n.inputs[n.inputs[0] == out ? 1 : 0], OpType::kMul);
+    return sq && sq->inputs.size() == 2 && sq->inputs[0] == sq->inputs[1] &&
+           uses_.producer_of(g_, sq->inputs[0], OpType::kSub);
+  }
 
   // The Mul(D, D) of one term with D = Sub(row column, key column), both read by nothing else.
   bool term(int32_t t, Column* row, Column* key) const {

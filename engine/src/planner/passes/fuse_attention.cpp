@@ -113,7 +113,8 @@ Pattern attention_residual_pattern(bool gamma_view) {
              {"dw", OpType::kConv2d, {"images", "dw_w", "dw_b"}, conv_plain},
              {"pw", OpType::kConv2d, {"dw", "pw_w", "pw_b"}, conv_plain},
              {"tokens", OpType::kReshape, {"pw"}, reshape_is({-1, kAny, kAny, kAny})},
-             {"per_query", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 3, 1})}}};
+             {"per_query", OpType::kTranspose, {"tokens"}, perm_is({0, 2, 3, 1})}},
+            {}};
   if (gamma_view) {
     p.ops.push_back({"gamma_view", OpType::kReshape, {"gamma"}, reshape_is({kAny, 1, 1})});
     p.ops.push_back({"out", OpType::kMul, {"per_query", "gamma_view"}});

@@ -64,6 +64,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kWhere, B::WHERE, O::NONE),
     stored(OpType::kPad, B::PAD, O::PadOptions),
     stored(OpType::kExpand, B::EXPAND, O::ExpandOptions),
+    stored(OpType::kSqueezeExcite, B::SQUEEZE_EXCITE, O::SqueezeExciteOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "op_codes.h"
+#include "ops/squeeze_excite_attrs.h"
 #include "ops/unary_attrs.h"
 
 namespace vitrt {
@@ -149,6 +150,14 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset =
           fb::CreateExpandOptions(fbb, fbb.CreateVector(std::get<ExpandAttrs>(node.attrs).shape)).Union();
       break;
+    case OpType::kSqueezeExcite: {
+      const auto& a = std::get<SqueezeExciteAttrs>(node.attrs);
+      e.offset =
+          fb::CreateSqueezeExciteOptions(fbb, static_cast<fb::SqueezeActivation>(a.activation),
+                                         static_cast<fb::ExciteGate>(a.gate), a.gate_alpha, a.gate_beta)
+              .Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -355,6 +364,18 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const auto* s = op.options_as_ExpandOptions()->shape();
       if (!s) return bad_model(where + ": Expand without a target shape");
       *out = ExpandAttrs{copy_int64_vector(*s)};
+      break;
+    }
+    case OpType::kSqueezeExcite: {
+      const auto* o = op.options_as_SqueezeExciteOptions();
+      const int act = static_cast<int>(o->activation()), gate = static_cast<int>(o->gate());
+      if (act < 0 || act >= kNumSqueezeActivations) return bad_enum("activation");
+      if (gate < 0 || gate >= kNumExciteGates) return bad_enum("gate");
+      const SqueezeExciteAttrs a{static_cast<SqueezeActivation>(act), static_cast<ExciteGate>(gate),
+                                 o->gate_alpha(), o->gate_beta()};
+      const std::string why = squeeze_excite_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": SqueezeExcite options: " + why);
+      *out = a;
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

@@ -65,6 +65,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kWhere),
     Table::not_implemented(OpType::kPad),
     Table::not_implemented(OpType::kExpand),
+    Table::not_implemented(OpType::kSqueezeExcite),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -264,6 +264,25 @@ struct ExpandAttrs {
   std::vector<int64_t> shape;
 };
 
+// Squeeze-and-excitation (SENet; the SE blocks of SE-ResNet, MobileNetV3, EfficientNet) as one op, made by
+// the planner's fuse_squeeze_excite pass from global average pooling -> 1x1 conv / Linear -> act -> 1x1 conv
+// / Linear -> gate -> Mul (docs/architecture.md §5). Per image b:
+//   s[c] = mean of x[b,c,:,:] (summed in double, as AdaptiveAvgPool2d);  h = act(W1·s + b1);
+//   g = gate(W2·h + b2);  dst[b,c,:,:] = x[b,c,:,:]·g[c]
+// inputs: src [B,C,H,W], fc1_weight [Cr,C] or [Cr,C,1,1], fc1_bias [Cr]?, fc2_weight [C,Cr] or [C,Cr,1,1],
+//         fc2_bias [C]?  ->  [B,C,H,W]
+// Values match `SqueezeActivation` and `ExciteGate` in the schema.
+enum class SqueezeActivation : int8_t { kRelu = 0, kSilu = 1 };  // silu: x·sigmoid(x)
+enum class ExciteGate : int8_t {
+  kSigmoid = 0,      // 1 / (1 + e^-x)
+  kHardSigmoid = 1,  // clamp(gate_alpha·x + gate_beta, 0, 1) (Unary's HardSigmoid)
+};
+struct SqueezeExciteAttrs {
+  SqueezeActivation activation = SqueezeActivation::kRelu;
+  ExciteGate gate = ExciteGate::kSigmoid;
+  float gate_alpha = 0.0f, gate_beta = 0.0f;  // kHardSigmoid's, both finite; 0 for kSigmoid
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -271,6 +290,6 @@ using OpAttrs =
                  SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
                  SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
                  AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
-                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs>;
+                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs>;
 
 }  // namespace vitrt

@@ -58,4 +58,5 @@
   X(Compare, CompareAttrs, infer_compare, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(Where, NoAttrs, infer_where, 3, 3, 1, 1, 1, kSerialised)                                          \
   X(Pad, PadAttrs, infer_pad, 1, 1, 1, 1, 1, kSerialised)                                             \
-  X(Expand, ExpandAttrs, infer_expand, 1, 1, 1, 1, 1, kSerialised)
+  X(Expand, ExpandAttrs, infer_expand, 1, 1, 1, 1, 1, kSerialised)                                    \
+  X(SqueezeExcite, SqueezeExciteAttrs, infer_squeeze_excite, 2, 5, 1, 1, 1, kSerialised)

@@ -155,7 +155,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kCompare,
                    OpType::kWhere,
                    OpType::kPad,
-                   OpType::kExpand})
+                   OpType::kExpand,
+                   OpType::kSqueezeExcite})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -451,6 +451,98 @@ TEST_CASE(
   expect_refused(bytes_of(where_bad), "do not broadcast");
 }
 
+namespace {
+
+// image [B,3,8,8] -> SqueezeExcite (C = 3, Cr = 2; fc1 as Linear [2,3], fc2 as a 1x1 conv [3,2,1,1], weight
+// shapes as given) -> head.
+Graph squeeze_excite_graph(const SqueezeExciteAttrs& a, const Shape& w1 = Shape{2, 3},
+                           const Shape& w2 = Shape{3, 2, 1, 1}) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kSqueezeExcite, a,
+                    {x, gr.add_constant("fc1.w", w1, test::pseudo_random(w1.numel(), 21, 0.05f)),
+                     gr.add_constant("fc1.b", Shape{2}, {0.25f, -0.5f}),
+                     gr.add_constant("fc2.w", w2, test::pseudo_random(w2.numel(), 22)),
+                     gr.add_constant("fc2.b", Shape{3}, {0.5f, -1.0f, 0.125f})},
+                    {y}, "data_op");
+        return y;
+      },
+      192);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hostile model: SqueezeExcite round-trips with its values and refuses invalid attributes, naming it") {
+  SqueezeExciteAttrs hard;
+  hard.activation = SqueezeActivation::kSilu;
+  hard.gate = ExciteGate::kHardSigmoid;
+  hard.gate_alpha = 1.0f / 6.0f;
+  hard.gate_beta = 0.5f;
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(squeeze_excite_graph(hard)), &m).ok());
+  const auto& a = std::get<SqueezeExciteAttrs>(m->graph.nodes[0].attrs);
+  CHECK((a.activation == hard.activation && a.gate == hard.gate && a.gate_alpha == hard.gate_alpha &&
+         a.gate_beta == hard.gate_beta));
+  // The values against the formula in double.
+  const std::vector<float> img = test_image();
+  const std::vector<float> y = run_data_op(m, img);
+  const std::vector<float> w1 = test::pseudo_random(6, 21, 0.05f), w2 = test::pseudo_random(6, 22);
+  const double b1[2] = {0.25, -0.5}, b2[3] = {0.5, -1.0, 0.125};
+  double s[3] = {}, h[2] = {};
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 64; ++i) s[c] += img[c * 64 + i];
+    s[c] /= 64;
+  }
+  for (int j = 0; j < 2; ++j) {
+    double v = b1[j];
+    for (int c = 0; c < 3; ++c) v += double(w1[j * 3 + c]) * s[c];
+    h[j] = v / (1 + std::exp(-v));
+  }
+  REQUIRE(y.size() == 192);
+  for (int c = 0; c < 3; ++c) {
+    double v = b2[c];
+    for (int j = 0; j < 2; ++j) v += double(w2[c * 2 + j]) * h[j];
+    const double gate = std::min(1.0, std::max(0.0, v / 6 + 0.5));
+    for (int i = 0; i < 64; ++i) CHECK(std::abs(y[c * 64 + i] - img[c * 64 + i] * gate) <= 1e-5 * 100);
+  }
+
+  SqueezeExciteAttrs sigmoid_alpha;  // the sigmoid gate has no parameters
+  sigmoid_alpha.gate_alpha = 0.5f;
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {squeeze_excite_graph(sigmoid_alpha), "gate Sigmoid's alpha 0.500000 must be 0 (unused)"},
+      {squeeze_excite_graph(hard, Shape{2, 4}), "fc1_weight must be [Cr,3] or [Cr,3,1,1], got [2,4]"},
+      {squeeze_excite_graph(hard, Shape{2, 3}, Shape{3, 2, 3, 1}), "fc2_weight must be [3,2] or [3,2,1,1]"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, "SqueezeExcite");
+    expect_refused(b, "'data_op'");
+    expect_refused(b, why);
+  }
+  // Edited files: enum values this build does not know, a non-finite gate parameter.
+  auto edit = [&](const std::function<void(fb::SqueezeExciteOptions*)>& change) {
+    return edited(bytes_of(squeeze_excite_graph(hard)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
+      REQUIRE(op->options_type() == fb::OpOptions::SqueezeExciteOptions);
+      change(static_cast<fb::SqueezeExciteOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(edit([](fb::SqueezeExciteOptions* o) {
+                   REQUIRE(o->mutate_activation(static_cast<fb::SqueezeActivation>(2)));
+                 }),
+                 "invalid value of option 'activation'");
+  expect_refused(
+      edit([](fb::SqueezeExciteOptions* o) { REQUIRE(o->mutate_gate(static_cast<fb::ExciteGate>(-3))); }),
+      "invalid value of option 'gate'");
+  const std::vector<uint8_t> nan_alpha =
+      edit([](fb::SqueezeExciteOptions* o) { REQUIRE(o->mutate_gate_alpha(NAN)); });
+  expect_refused(nan_alpha, "SqueezeExcite options: gate HardSigmoid's alpha nan is not finite");
+  expect_refused(edit([](fb::SqueezeExciteOptions* o) { REQUIRE(o->mutate_gate_beta(INFINITY)); }),
+                 "beta inf is not finite");
+}
+
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {
   const Graph good = test::tiny_classifier();
   REQUIRE(load_bytes(bytes_of(good)).ok());

@@ -65,7 +65,9 @@ class ReduceKernel final : public RefKernel {
     outer.init(nk, kdims, 2, ost);
     const int64_t* ist[1] = {rs_x};
     inner.init(nr, rdims, 1, ist);
-    const double inv = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+    // The mean divides the sum by the count, as AdaptiveAvgPool2d does, so that a mean over H and W gives
+    // the same bits either way (the fused SqueezeExcite reproduces both; squeeze_excite_gate.h).
+    const double count_d = static_cast<double>(count);
     outer.for_each_row([&](const int64_t* off, int64_t n, const int64_t* step) {
       for (int64_t e = 0; e < n; ++e) {
         const float* base = px + off[1] + e * step[1];
@@ -76,7 +78,7 @@ class ReduceKernel final : public RefKernel {
             for (int64_t j = 0; j < m; ++j) fn(p[j * rstep[0]]);
           });
         };
-        py[off[0] + e * step[0]] = reduce_one(each, inv);
+        py[off[0] + e * step[0]] = reduce_one(each, count_d);
       }
     });
     return Status::Ok();
@@ -91,7 +93,7 @@ class ReduceKernel final : public RefKernel {
   }
 
   template <class Each>
-  static float reduce_one(Each& each, double inv) {
+  static float reduce_one(Each& each, double count) {
     if constexpr (R == Reduction::kMax || R == Reduction::kMin) {
       float m = R == Reduction::kMax ? -INFINITY : INFINITY;
       each([&](float v) { m = pick(v, m); });
@@ -117,7 +119,7 @@ class ReduceKernel final : public RefKernel {
           acc += d;  // mean, sum, log-sum
       });
       if constexpr (R == Reduction::kMean)
-        return static_cast<float>(acc * inv);
+        return static_cast<float>(count > 0 ? acc / count : 0.0);
       else if constexpr (R == Reduction::kL2)
         return static_cast<float>(std::sqrt(acc));
       else if constexpr (R == Reduction::kLogSum)

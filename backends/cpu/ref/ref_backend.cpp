@@ -52,6 +52,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kWhere, ref::create_where),
     Table::kernel(OpType::kPad, ref::create_pad),
     Table::kernel(OpType::kExpand, ref::create_expand),
+    Table::kernel(OpType::kSqueezeExcite, ref::create_squeeze_excite),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// A graph rewrite pass (ORT GraphTransformer; pnnx pass_level5). Each pass lives in passes/<name>.cpp, reports
-// whether it changed the graph, and can be switched off by name (`--disable-pass NAME`, or
+// A graph rewrite pass (ORT GraphTransformer; pnnx pass_level5). Each pass lives in passes/<name>.cpp,
+// reports whether it changed the graph, and can be switched off by name (`--disable-pass NAME`, or
 // VITRT_DISABLE_PASSES=a,b in the environment) for debugging.
 #include <memory>
 #include <string>
@@ -30,6 +30,7 @@ std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fold_constants_pass();
 std::unique_ptr<Pass> create_channels_last_conv_pass();
 std::unique_ptr<Pass> create_channels_last_stem_pass();
+std::unique_ptr<Pass> create_fuse_squeeze_excite_pass();
 std::unique_ptr<Pass> create_fuse_epilogue_pass();
 std::unique_ptr<Pass> create_fuse_conv_mlp_pass();
 std::unique_ptr<Pass> create_eliminate_dead_code_pass();

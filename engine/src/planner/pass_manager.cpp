@@ -18,6 +18,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_fold_constants_pass());
   p.push_back(create_channels_last_conv_pass());
   p.push_back(create_channels_last_stem_pass());
+  p.push_back(create_fuse_squeeze_excite_pass());  // before fuse_epilogue, though it takes fc1's Relu too
   p.push_back(create_fuse_epilogue_pass());
   p.push_back(create_fuse_conv_mlp_pass());  // after fuse_epilogue: takes the epilogues along
   p.push_back(create_eliminate_dead_code_pass());
@@ -68,7 +69,8 @@ Status run_passes(Graph& graph, const PassContext& ctx, int opt_level, const std
       if (!st.ok()) return st.with_context(std::string("pass ") + pass->name());
       if (r.modified) {
         Status v = graph.validate_structure();
-        if (!v.ok()) return runtime_error(std::string("pass ") + pass->name() + " broke the graph: " + v.message());
+        if (!v.ok())
+          return runtime_error(std::string("pass ") + pass->name() + " broke the graph: " + v.message());
       }
     }
     r.ops_after = graph.nodes.size();

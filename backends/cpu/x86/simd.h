@@ -61,6 +61,11 @@ struct SimdTable {
                      float eps);
   void (*attention_block)(const AttnBlock& a);
   void (*pool2d_row)(const Pool2dRow& r);
+  // Σ x[0..n): float vectors over blocks of 1024 elements, each block's total added in double (the rounding
+  // error stays that of a short float sum however long x is).
+  double (*sum)(const float* x, int64_t n);
+  // Σ a[i]·b[i] over [0, n), in float vectors.
+  float (*dot)(const float* a, const float* b, int64_t n);
 };
 
 const SimdTable* simd_table_avx512();

@@ -314,6 +314,45 @@ void attention_block(const AttnBlock& a) {
 }
 
 template <class A>
+double sum(const float* x, int64_t n) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  double total = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += 1024) {
+    const int64_t i1 = n - i0 < 1024 ? n : i0 + 1024;
+    B a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+    int64_t i = i0;
+    for (; i + 4 * W <= i1; i += 4 * W) {
+      a0 += B::load_unaligned(x + i);
+      a1 += B::load_unaligned(x + i + W);
+      a2 += B::load_unaligned(x + i + 2 * W);
+      a3 += B::load_unaligned(x + i + 3 * W);
+    }
+    for (; i + W <= i1; i += W) a0 += B::load_unaligned(x + i);
+    float block = xsimd::hadd((a0 + a1) + (a2 + a3));
+    for (; i < i1; ++i) block += x[i];
+    total += block;
+  }
+  return total;
+}
+
+template <class A>
+float dot(const float* a, const float* b, int64_t n) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  B a0(0.0f), a1(0.0f);
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    a0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
+    a1 = xsimd::fma(B::load_unaligned(a + i + W), B::load_unaligned(b + i + W), a1);
+  }
+  for (; i + W <= n; i += W) a0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
+  float r = xsimd::hadd(a0 + a1);
+  for (; i < n; ++i) r += a[i] * b[i];
+  return r;
+}
+
+template <class A>
 SimdTable make_table(const char* name) {
   SimdTable t;
   t.name = name;
@@ -324,6 +363,8 @@ SimdTable make_table(const char* name) {
   t.layer_norm = &layer_norm<A>;
   t.attention_block = &attention_block<A>;
   t.pool2d_row = &pool2d_impl::row<A>;
+  t.sum = &sum<A>;
+  t.dot = &dot<A>;
   return t;
 }
 

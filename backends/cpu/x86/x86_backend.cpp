@@ -59,7 +59,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kWhere),
     Table::reference(OpType::kPad),
     Table::reference(OpType::kExpand),
-    Table::reference(OpType::kSqueezeExcite),
+    Table::kernel(OpType::kSqueezeExcite, create_squeeze_excite),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

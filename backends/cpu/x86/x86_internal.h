@@ -65,6 +65,10 @@ Status create_conv_mlp(const std::shared_ptr<Context>&, const KernelPlan&, std::
 Status create_pool2d(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                      KernelInfo*);
 
+// SqueezeExcite: the channel means and the scale over the same planes per thread (squeeze_excite.cpp).
+Status create_squeeze_excite(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                             KernelInfo*);
+
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).
 inline int run_threads(const KernelArgs& args, int planned) {

@@ -1213,3 +1213,79 @@ TEST_CASE("Einsum of two operands becomes Transpose + MatMul (+ Reshape); other 
     CHECK_MESSAGE(st.message().find(needle) != std::string::npos, st.message());
   }
 }
+
+TEST_CASE("a squeeze-and-excitation block as torch.onnx.export writes it plans to one SqueezeExcite") {
+  // x [B,6,5,3] -> mean over H,W -> Conv 1x1 (6 -> 2) -> act -> Conv 1x1 (2 -> 6) -> gate -> Mul(x, gate):
+  // torchvision's SqueezeExcitation (GlobalAveragePool, Relu, Sigmoid), MobileNetV3's (HardSigmoid with
+  // torch's alpha 1/6) and timm's / EfficientNet's (x.mean((2, 3), keepdim=True), SiLU as x·Sigmoid(x)).
+  const int64_t c = 6, cr = 2, hw = 15;
+  for (int form = 0; form < 3; ++form) {
+    CAPTURE(form);
+    const bool hard = form == 1, mean = form == 2;
+    onnx::ModelProto m = test::model_with_input({c, 5, 3}, 13);
+    auto* g = m.mutable_graph();
+    *g->add_initializer() = test::pattern_tensor("w1", {cr, c, 1, 1}, -0.03f);
+    *g->add_initializer() = test::pattern_tensor("b1", {cr}, 0.1f);
+    *g->add_initializer() = test::pattern_tensor("w2", {c, cr, 1, 1}, -0.05f);
+    *g->add_initializer() = test::pattern_tensor("b2", {c}, -0.02f);
+    if (mean) {
+      auto* r = add_node(g, "ReduceMean", {"x"}, {"s"});
+      set_ints(r, "axes", {2, 3});
+      set_int(r, "keepdims", 1);
+    } else {
+      add_node(g, "GlobalAveragePool", {"x"}, {"s"});
+    }
+    add_node(g, "Conv", {"s", "w1", "b1"}, {"h0"});
+    if (mean) {  // SiLU exported as x·Sigmoid(x)
+      add_node(g, "Sigmoid", {"h0"}, {"hs"});
+      add_node(g, "Mul", {"h0", "hs"}, {"h"});
+    } else {
+      add_node(g, "Relu", {"h0"}, {"h"});
+    }
+    add_node(g, "Conv", {"h", "w2", "b2"}, {"z"});
+    if (hard) {
+      auto* n = add_node(g, "HardSigmoid", {"z"}, {"gate"});
+      auto* a = n->add_attribute();
+      a->set_name("alpha");
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(1.0f / 6.0f);
+    } else {
+      add_node(g, "Sigmoid", {"z"}, {"gate"});
+    }
+    add_node(g, "Mul", {"x", "gate"}, {"y"});
+    const Graph ir = import_model(m);
+    std::map<std::string, int> want{
+        {mean ? "ReduceMean" : "AdaptiveAvgPool2d", 1}, {"Conv2d", 2}, {"Mul", 1}, {"Unary", mean ? 2 : 1}};
+    CHECK(ops_of(ir) == want);
+    if (!mean) {  // the importer folds Conv + Relu into the conv's ReLU epilogue, which the pass takes too
+      int relu_convs = 0;
+      for (const Node& n : ir.nodes)
+        relu_convs +=
+            n.type == OpType::kConv2d && std::get<Conv2dAttrs>(n.attrs).activation == Activation::kRelu;
+      CHECK(relu_convs == 1);
+    }
+    // Planned: the whole block is one SqueezeExcite on ref and cpu.
+    for (const char* backend : {"ref", "cpu"}) {
+      auto s = test::make_session(as_model(ir), backend, 3);
+      CHECK(test::planned_ops(*s) == std::map<std::string, int>{{"SqueezeExcite", 1}});
+    }
+    check_values(ir, c * hw, c * hw, [&](const float* x, int64_t i) {
+      auto w = [](int64_t k, float base) { return base + 0.01 * ((k * 7) % 13); };
+      double h[cr];
+      for (int64_t j = 0; j < cr; ++j) {
+        double v = w(j, 0.1f);
+        for (int64_t k = 0; k < c; ++k) {
+          double sum = 0;
+          for (int64_t p = 0; p < hw; ++p) sum += x[k * hw + p];
+          v += w(j * c + k, -0.03f) * sum / hw;
+        }
+        h[j] = mean ? v / (1 + std::exp(-v)) : std::max(v, 0.0);
+      }
+      const int64_t ch = i / hw;
+      double z = w(ch, -0.02f);
+      for (int64_t j = 0; j < cr; ++j) z += w(ch * cr + j, -0.05f) * h[j];
+      const double gate = hard ? std::min(1.0, std::max(0.0, z / 6 + 0.5)) : 1 / (1 + std::exp(-z));
+      return x[i] * gate;
+    });
+  }
+}

@@ -208,6 +208,14 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
     }
     case OpType::kExpand:
       return ExpandAttrs{j.at("shape").get<std::vector<int64_t>>()};
+    case OpType::kSqueezeExcite: {
+      SqueezeExciteAttrs a;
+      a.activation = j.at("activation") == "silu" ? SqueezeActivation::kSilu : SqueezeActivation::kRelu;
+      a.gate = j.at("gate") == "hard_sigmoid" ? ExciteGate::kHardSigmoid : ExciteGate::kSigmoid;
+      a.gate_alpha = j.at("gate_alpha");
+      a.gate_beta = j.at("gate_beta");
+      return a;
+    }
     default:
       return NoAttrs{};
   }

@@ -52,7 +52,7 @@ TEST_CASE("ref backend matches PyTorch on every op case") {
 
     // Reshape is a plain copy of the same bytes: in place it is no copy at all.
     const bool unary = c.type == OpType::kGelu || c.type == OpType::kRelu || c.type == OpType::kReshape ||
-                       c.type == OpType::kExp;
+                       c.type == OpType::kExp || c.type == OpType::kSqueezeExcite;
     const bool binary_same = (c.type == OpType::kAdd || c.type == OpType::kMul || c.type == OpType::kSub ||
                               c.type == OpType::kDiv || c.type == OpType::kCompare) &&
                              c.inputs[0].tensor.shape == c.out_shape;

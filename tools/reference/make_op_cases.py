@@ -155,6 +155,31 @@ def pad(attrs, xs):
     return torch.from_numpy(y)
 
 
+def squeeze_excite(attrs, xs):
+    """SqueezeExcite as PyTorch's SE modules compute it (torchvision's SqueezeExcitation): adaptive average pool
+    to 1x1, 1x1 conv, ReLU or SiLU, 1x1 conv, sigmoid or hard sigmoid (F.hardsigmoid for PyTorch's 1/6, 1/2),
+    scale. xs: x, fc1_weight, [fc1_bias], fc2_weight, [fc2_bias] (absent biases are left out; a bias is the
+    only 1-D input)."""
+    x, w1 = xs[0], xs[1]
+    i = 2
+    b1 = xs[i] if xs[i].dim() == 1 else None
+    i += b1 is not None
+    w2 = xs[i]
+    b2 = xs[i + 1] if len(xs) > i + 1 else None
+    c, cr = x.shape[1], w1.shape[0]
+    s = F.adaptive_avg_pool2d(x, 1)
+    h = F.conv2d(s, w1.reshape(cr, c, 1, 1), b1)
+    h = F.silu(h) if attrs["activation"] == "silu" else F.relu(h)
+    z = F.conv2d(h, w2.reshape(c, cr, 1, 1), b2)
+    if attrs["gate"] == "sigmoid":
+        g = torch.sigmoid(z)
+    elif (attrs["gate_alpha"], attrs["gate_beta"]) == (1.0 / 6.0, 0.5):
+        g = F.hardsigmoid(z)
+    else:
+        g = torch.clamp(attrs["gate_alpha"] * z + attrs["gate_beta"], 0.0, 1.0)
+    return x * g
+
+
 def expand(attrs, xs):
     x = xs[0]
     return torch.broadcast_to(x, torch.broadcast_shapes(tuple(x.shape), tuple(attrs["shape"]))).contiguous()
@@ -244,6 +269,8 @@ def run_op(op, attrs, xs):
         return pad(attrs, xs)
     if op == "Expand":
         return expand(attrs, xs)
+    if op == "SqueezeExcite":
+        return squeeze_excite(attrs, xs)
     if op in EXTRA_OPS:
         return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
@@ -631,6 +658,33 @@ def data_cases(w):
     w.add("expand_keep", "Expand", {"shape": [1, 1]}, [w.randn(3, 4)])
 
 
+def squeeze_excite_cases(w):
+    """SqueezeExcite (the planner's fused SE block; also a file op): torchvision's SE-ResNet / MobileNetV3 /
+    EfficientNet forms (ReLU or SiLU, sigmoid or PyTorch's hard sigmoid, ONNX's HardSigmoid defaults 0.2, 0.5),
+    weights as [Cr,C] and as 1x1 convs, without biases, odd sizes, a 1x1 map, a single hidden unit. Drawn from
+    their own generator, after every other case, so no earlier case changed."""
+    w.gen = torch.Generator().manual_seed(20261128)
+    specs = [  # name, x shape, Cr, activation, gate, (alpha, beta), conv-shaped weights, biases
+        ("se_resnet_relu_sigmoid", (2, 13, 7, 9), 5, "relu", "sigmoid", (0.0, 0.0), True, True),
+        ("se_effnet_silu_sigmoid", (3, 24, 5, 3), 6, "silu", "sigmoid", (0.0, 0.0), True, True),
+        ("se_mbv3_relu_hardsigmoid", (2, 16, 6, 6), 8, "relu", "hard_sigmoid", (1.0 / 6.0, 0.5), True, True),
+        ("se_onnx_hardsigmoid", (2, 19, 4, 5), 7, "silu", "hard_sigmoid", (0.2, 0.5), False, True),
+        ("se_linear_no_bias", (2, 37, 11, 1), 9, "relu", "sigmoid", (0.0, 0.0), False, False),
+        ("se_one_hidden_1x1_map", (3, 10, 1, 1), 1, "relu", "sigmoid", (0.0, 0.0), True, True),
+        ("se_wide_plane", (1, 8, 17, 33), 2, "silu", "hard_sigmoid", (1.0 / 6.0, 0.5), True, True),
+    ]
+    for name, shape, cr, act, gate, (alpha, beta), conv, bias in specs:
+        c = shape[1]
+        w1 = w.randn(cr, c, scale=c ** -0.5)
+        w2 = w.randn(c, cr, scale=cr ** -0.5)
+        if conv:
+            w1, w2 = w1.reshape(cr, c, 1, 1), w2.reshape(c, cr, 1, 1)
+        b1 = w.randn(cr, scale=0.5) if bias else None
+        b2 = w.randn(c, scale=0.5) if bias else None
+        attrs = {"activation": act, "gate": gate, "gate_alpha": alpha, "gate_beta": beta}
+        w.add(name, "SqueezeExcite", attrs, [w.randn(*shape, offset=0.3), w1, b1, w2, b2], const=(1, 2, 3, 4))
+
+
 def attention_cases(w):
     specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
         ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
@@ -684,6 +738,7 @@ def main():
     pool2d_cases(w)
     reduce_norm_cases(w)
     data_cases(w)
+    squeeze_excite_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

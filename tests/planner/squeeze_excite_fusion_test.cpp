@@ -26,11 +26,12 @@ enum class Leak { kNone, kPooled, kHidden, kGate };                // an interme
 struct Config {
   int64_t h, w, c, cr;
   Squeeze squeeze = Squeeze::kPool;
-  bool silu = false;                          // Unary Silu between the layers, else Relu
-  bool hard_gate = false;                     // HardSigmoid(1/6, 1/2) (MobileNetV3), else Sigmoid
-  bool bias = true;                           // both layers have biases
-  bool gate_first = false;                    // Mul(g, x) instead of Mul(x, g)
-  bool residual = true;                       // x + se(x): x has readers outside the block
+  bool silu = false;        // Unary Silu between the layers, else Relu
+  bool hard_gate = false;   // HardSigmoid(1/6, 1/2) (MobileNetV3), else Sigmoid
+  bool bias = true;         // both layers have biases
+  bool gate_first = false;  // Mul(g, x) instead of Mul(x, g)
+  bool expand = false;      // g broadcast to x's shape by an Expand first (SENet's expand_as)
+  bool residual = true;     // x + se(x): x has readers outside the block
   UnaryKind gate_kind = UnaryKind::kSigmoid;  // a kind other than Sigmoid/HardSigmoid is left alone
   int32_t groups = 1;                         // a grouped 1x1 conv is left alone
   bool scale_other = false;                   // the Mul scales another tensor than the pooled one
@@ -93,6 +94,7 @@ Graph build(const Config& k) {
                                       : UnaryAttrs{k.gate_kind, 0.0f, 0.0f};
   g = b.op(OpType::kUnary, gate, {g}, "se.gate");
   if (vec) g = b.op(OpType::kReshape, ReshapeAttrs{{0, -1, 1, 1}}, {g}, "se.view");
+  if (k.expand) g = b.op(OpType::kExpand, ExpandAttrs{{1, 1, k.h, k.w}}, {g}, "se.expand");
   if (k.leak == Leak::kGate) b.mark_output(g);
   const int32_t scaled = k.scale_other ? other : x;
   int32_t y =
@@ -114,8 +116,9 @@ TEST_CASE("fuse_squeeze_excite: SE blocks become one SqueezeExcite, same outputs
   Config no_bias{11, 1, 37, 9};
   no_bias.bias = false;
   no_bias.residual = false;
-  Config linear{6, 7, 16, 4};  // SENet's original: pool, flatten, Linear layers, view back
+  Config linear{6, 7, 16, 4};  // SENet's original: pool, flatten, Linear layers, view back, expand_as
   linear.squeeze = Squeeze::kPoolReshape;
+  linear.expand = true;
   Config linear_mean{3, 8, 19, 7};
   linear_mean.squeeze = Squeeze::kMeanFlat;
   linear_mean.hard_gate = true;
@@ -150,6 +153,7 @@ TEST_CASE("fuse_squeeze_excite: SE blocks become one SqueezeExcite, same outputs
       const int layer = k.vector_form() ? 0 : 2;
       CHECK(count(fused->graph(), OpType::kConv2d) == 1 + (k.fused() ? 0 : layer));
       CHECK(count(fused->graph(), OpType::kMul) == (k.fused() ? 0 : 1));
+      CHECK(count(fused->graph(), OpType::kExpand) == (k.fused() ? 0 : int{k.expand}));
       CHECK(count(fused->graph(), OpType::kUnary) == (k.fused() ? 0 : 1 + k.silu));
       // the reference computes the fused op with the unfused kernels' arithmetic: identical bits
       check_same_outputs(*fused, *unfused, max_batch, 5, std::string(backend) == "ref" ? 0.0 : 2e-6);

@@ -11,7 +11,8 @@ DIR/<case>.logits32.npy and DIR/manifest.json ({"cases": {name: {"blocks": SE bl
 Cases (a stem conv, two residual blocks conv-BN-ReLU-SE, a linear head; C=16, Cr=4; about 30 KB each):
   torchvision: torchvision.ops.SqueezeExcitation as in SE-ResNet (ReLU, sigmoid);
   mobilenet_v3: MobileNetV3's (ReLU, hardsigmoid) and EfficientNet's (SiLU, sigmoid) in the two blocks;
-  senet_linear: SENet's original x.mean((2, 3)) -> Linear -> ReLU -> Linear -> sigmoid -> view(B, C, 1, 1).
+  senet_linear: SENet's original pool -> view(B, C) -> Linear -> ReLU -> Linear -> sigmoid -> view(B, C, 1, 1)
+                -> expand_as(x), and x.mean((2, 3)) -> ... -> view(B, C, 1, 1) broadcast by the Mul.
 """
 import argparse
 import json
@@ -37,14 +38,19 @@ class SqueezeExcitation(nn.Module):
 
 
 class LinearSE(nn.Module):
-    """SENet's original block: the channel means through Linear layers, viewed back as [B,C,1,1]."""
+    """SENet's original block: the channel means through Linear layers, viewed back as [B,C,1,1] and broadcast
+    with expand_as (as SENet's code writes it), or with x.mean((2, 3)) and implicit broadcasting."""
 
-    def __init__(self, c, cr):
+    def __init__(self, c, cr, expand_as):
         super().__init__()
+        self.expand_as = expand_as
+        self.avg_pool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Sequential(nn.Linear(c, cr), nn.ReLU(inplace=True), nn.Linear(cr, c), nn.Sigmoid())
 
     def forward(self, x):
         b, c = x.shape[:2]
+        if self.expand_as:
+            return x * self.fc(self.avg_pool(x).view(b, c)).view(b, c, 1, 1).expand_as(x)
         return x * self.fc(x.mean((2, 3))).view(b, c, 1, 1)
 
 
@@ -79,7 +85,7 @@ def main():
         "torchvision": [SqueezeExcitation(c, cr), SqueezeExcitation(c, cr)],
         "mobilenet_v3": [SqueezeExcitation(c, cr, nn.ReLU, nn.Hardsigmoid),
                          SqueezeExcitation(c, cr, nn.SiLU, nn.Sigmoid)],
-        "senet_linear": [LinearSE(c, cr), LinearSE(c, cr)],
+        "senet_linear": [LinearSE(c, cr, True), LinearSE(c, cr, False)],
     }
     cases = {}
     for name, blocks in nets.items():

@@ -7,7 +7,8 @@
 //   g = gate(Conv2d 1x1 (h))             gate: Unary Sigmoid or HardSigmoid
 //   y = Mul(x, g) or Mul(g, x)
 // or its vector form (s viewed as [B,C] by a Reshape, or a ReduceMean without keepdims; Linear layers; g
-// viewed back as [B,C,1,1] by a Reshape), becomes one SqueezeExcite op: the backend reads x twice (the mean,
+// viewed back as [B,C,1,1] by a Reshape), g possibly broadcast to x's shape by an Expand first (SENet's
+// x * y.expand_as(x)), becomes one SqueezeExcite op: the backend reads x twice (the mean,
 // then the scale) in one kernel and skips five small ops. Every intermediate tensor must have no reader
 // outside the block and be no graph output, the pooled tensor must come from the same x the Mul scales, and
 // every shape must be exactly the block's ([B,C,1,1] or [B,C], [B,Cr,...], weights [Cr,C] / [C,Cr]); anything
@@ -87,8 +88,14 @@ class FuseSqueezeExcitePass final : public Pass {
     };
     auto shape_of = [&](int32_t t) -> const Shape& { return g.tensors[t].shape; };
 
-    // The gate, viewed back as [B,C,1,1] when the layers ran on vectors.
+    // The gate, broadcast to x's shape first in SENet's x * y.expand_as(x), viewed back as [B,C,1,1] when the
+    // layers ran on vectors.
     int32_t t = mul.inputs[gate_operand], n = -1;
+    const int32_t expand_producer = index.producer[t];
+    if (expand_producer >= 0 && g.nodes[expand_producer].type == OpType::kExpand) {
+      if (shape_of(t) != xs || !producer(t, OpType::kExpand, &n)) return false;
+      t = g.nodes[n].inputs[0];
+    }
     if (shape_of(t) != image_vec) return false;
     const int32_t gate_producer = index.producer[t];
     const bool vector_form = gate_producer >= 0 && g.nodes[gate_producer].type == OpType::kReshape;

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/x86/vec_fma.h"
+
 namespace vitrt {
 namespace x86 {
 namespace {
@@ -42,7 +44,7 @@ struct XsimdOps {
   static constexpr int kWidth = static_cast<int>(V::size);
   static V load(const float* p) { return V::load_unaligned(p); }
   static V set1(float x) { return V(x); }
-  static V fma(const V& a, const V& b, const V& c) { return xsimd::fma(a, b, c); }
+  static V fma(const V& a, const V& b, const V& c) { return vec_fma(a, b, c); }
 };
 
 }  // namespace

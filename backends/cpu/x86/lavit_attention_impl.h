@@ -18,6 +18,7 @@
 
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/lavit_attention_simd.h"
+#include "backends/cpu/x86/vec_fma.h"
 
 namespace vitrt {
 namespace x86 {
@@ -242,7 +243,7 @@ inline void gemm_tile(const float* ap, const float* bp, int64_t ldb, int64_t kn,
     const float* at = ap + t * MR;
     for (int r = 0; r < MR; ++r) {
       const B av(at[r]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+      for (int v = 0; v < V; ++v) acc[r][v] = vec_fma(av, bv[v], acc[r][v]);
     }
   }
   for (int r = 0; r < MR; ++r) {
@@ -349,7 +350,7 @@ void residual_row(const ResidualRow& r) {
         B acc(r.dw_b[c]);
         for (int64_t ky = 0; ky < k; ++ky)
           for (int64_t kx = 0; kx < k; ++kx)
-            acc = xsimd::fma(B(w[ky * k + kx]), B::load_unaligned(src + (ky * r.w1 + kx) * nk + j), acc);
+            acc = vec_fma(B(w[ky * k + kx]), B::load_unaligned(src + (ky * r.w1 + kx) * nk + j), acc);
         acc.store_unaligned(ac + j);
       });
     }
@@ -359,8 +360,7 @@ void residual_row(const ResidualRow& r) {
       const B g(r.gamma[o]);
       keys([&](int64_t j) {
         B acc(r.pw_b[o]);
-        for (int64_t c = 0; c < r.h1; ++c)
-          acc = xsimd::fma(B(w[c]), B::load_unaligned(r.a + c * nk + j), acc);
+        for (int64_t c = 0; c < r.h1; ++c) acc = vec_fma(B(w[c]), B::load_unaligned(r.a + c * nk + j), acc);
         (acc * g).store_unaligned(dst + j);
       });
     }

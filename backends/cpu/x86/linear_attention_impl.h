@@ -14,6 +14,7 @@
 
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
+#include "backends/cpu/x86/vec_fma.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y =
 // __Y;`, reached through xsimd::exp) as uninitialised once they are inlined here.
@@ -119,7 +120,7 @@ inline void la_gauss_tile(const float* a, int64_t ars, int64_t acs, float scale,
       const B av(a[r * ars + t * acs] * scale);  // the reference's scaled Q element, rounded the same way
       for (int v = 0; v < V; ++v) {
         const B diff = av - bv[v];
-        acc[r][v] = xsimd::fma(diff, diff, acc[r][v]);
+        acc[r][v] = vec_fma(diff, diff, acc[r][v]);
       }
     }
   }
@@ -182,7 +183,7 @@ inline void la_lconv_tile(const LandmarkConvArgs& p, const float* q0, int64_t j0
         for (int v = 0; v < V; ++v) wv[v] = B::load_unaligned(wr + v * W);
         for (int i = 0; i < R; ++i) {
           const B qv(qrow[i * step + kx * qs] * p.scale);
-          for (int v = 0; v < V; ++v) acc[i][v] = xsimd::fma(qv, wv[v], acc[i][v]);
+          for (int v = 0; v < V; ++v) acc[i][v] = vec_fma(qv, wv[v], acc[i][v]);
         }
       }
     }
@@ -257,7 +258,7 @@ inline void la_vconv_tile(const VConvArgs& a, int64_t i, int64_t y, int64_t x, i
       const float* src = row + ix * dp;
       for (int p = 0; p < P; ++p)
         for (int v = 0; v < V; ++v)
-          acc[p][v] = xsimd::fma(wv, B::load_unaligned(src + p * dp + v * W), acc[p][v]);
+          acc[p][v] = vec_fma(wv, B::load_unaligned(src + p * dp + v * W), acc[p][v]);
     }
   }
   for (int p = 0; p < P; ++p) {

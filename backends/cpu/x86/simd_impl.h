@@ -13,6 +13,7 @@
 #include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/pool2d_row_impl.h"
 #include "backends/cpu/x86/simd.h"
+#include "backends/cpu/x86/vec_fma.h"
 
 namespace vitrt {
 namespace x86 {
@@ -78,7 +79,7 @@ struct GeluOps {
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
-  static V fma(V a, V b, V c) { return xsimd::fma(a, b, c); }
+  static V fma(V a, V b, V c) { return vec_fma(a, b, c); }
   static V min(V a, V b) { return xsimd::min(a, b); }
   static V max(V a, V b) { return xsimd::max(a, b); }
   static V abs(V a) { return xsimd::abs(a); }
@@ -156,12 +157,12 @@ void layer_norm(const float* x, float* y, int64_t rows, int64_t c, const float* 
     i = 0;
     for (; i + 2 * W <= c; i += 2 * W) {
       const B d0 = B::load_unaligned(xr + i) - mv, d1 = B::load_unaligned(xr + i + W) - mv;
-      q0 = xsimd::fma(d0, d0, q0);
-      q1 = xsimd::fma(d1, d1, q1);
+      q0 = vec_fma(d0, d0, q0);
+      q1 = vec_fma(d1, d1, q1);
     }
     for (; i + W <= c; i += W) {
       const B d0 = B::load_unaligned(xr + i) - mv;
-      q0 = xsimd::fma(d0, d0, q0);
+      q0 = vec_fma(d0, d0, q0);
     }
     float sq = xsimd::hadd(q0 + q1);
     for (; i < c; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
@@ -343,10 +344,10 @@ float dot(const float* a, const float* b, int64_t n) {
   B a0(0.0f), a1(0.0f);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    a0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
-    a1 = xsimd::fma(B::load_unaligned(a + i + W), B::load_unaligned(b + i + W), a1);
+    a0 = vec_fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
+    a1 = vec_fma(B::load_unaligned(a + i + W), B::load_unaligned(b + i + W), a1);
   }
-  for (; i + W <= n; i += W) a0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
+  for (; i + W <= n; i += W) a0 = vec_fma(B::load_unaligned(a + i), B::load_unaligned(b + i), a0);
   float r = xsimd::hadd(a0 + a1);
   for (; i < n; ++i) r += a[i] * b[i];
   return r;

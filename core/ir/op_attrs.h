@@ -195,6 +195,11 @@ enum class UnaryKind : int8_t {
   kSoftplus = 14,     // log(1 + e^x)
   kSilu = 15,         // x·sigmoid(x)
   kClip = 16,         // clamp(x, alpha, beta): min(max(x, alpha), beta), NaN stays NaN; bounds may be ±inf
+  kSin = 17,
+  kCos = 18,
+  kRound = 19,  // to the nearest integer, halves to even (ONNX Round, numpy.round, torch.round)
+  kSign = 20,   // -1, 0 or 1 (±0 gives 0, NaN stays NaN, as ONNX's numpy.sign)
+  kMish = 21,   // x·tanh(softplus(x)) (-inf gives NaN, as torch and ONNX's reference)
 };
 struct UnaryAttrs {
   UnaryKind kind = UnaryKind::kSqrt;

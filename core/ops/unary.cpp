@@ -11,8 +11,9 @@ namespace vitrt {
 
 const char* unary_kind_name(UnaryKind kind) {
   static const char* const kNames[kNumUnaryKinds] = {
-      "Sqrt", "Erf",       "Tanh", "Sigmoid",     "Abs",       "Neg",      "Log",  "Reciprocal", "Floor",
-      "Ceil", "LeakyRelu", "Elu",  "HardSigmoid", "HardSwish", "Softplus", "Silu", "Clip"};
+      "Sqrt",  "Erf",  "Tanh",      "Sigmoid", "Abs",         "Neg",       "Log",      "Reciprocal",
+      "Floor", "Ceil", "LeakyRelu", "Elu",     "HardSigmoid", "HardSwish", "Softplus", "Silu",
+      "Clip",  "Sin",  "Cos",       "Round",   "Sign",        "Mish"};
   const int k = static_cast<int>(kind);
   return k >= 0 && k < kNumUnaryKinds ? kNames[k] : "UnknownUnaryKind";
 }

@@ -9,7 +9,7 @@
 
 namespace vitrt {
 
-constexpr int kNumUnaryKinds = 17;  // UnaryKind values are 0 .. kNumUnaryKinds - 1
+constexpr int kNumUnaryKinds = 22;  // UnaryKind values are 0 .. kNumUnaryKinds - 1
 
 // The kind's name ("Sqrt", "LeakyRelu", ...); "UnknownUnaryKind" outside the enum.
 const char* unary_kind_name(UnaryKind kind);

@@ -35,6 +35,14 @@ HostTensor sweep() {
   return t;
 }
 
+// Round's rule written out: the nearer integer, a tie going to the even one; the sign of x kept (-0.4 -> -0).
+double round_half_even(double x) {
+  if (!std::isfinite(x)) return x;
+  const double lo = std::floor(x), frac = x - lo;
+  const double r = frac < 0.5 ? lo : frac > 0.5 ? lo + 1 : (std::fmod(lo, 2.0) == 0 ? lo : lo + 1);
+  return std::copysign(r, x);
+}
+
 // The formula of each kind in double.
 double formula(const UnaryAttrs& a, double x) {
   const double alpha = a.alpha, beta = a.beta;
@@ -76,6 +84,16 @@ double formula(const UnaryAttrs& a, double x) {
       return x / (1.0 + std::exp(-x));
     case UnaryKind::kClip:
       return clamp(x, alpha, beta);
+    case UnaryKind::kSin:
+      return std::sin(x);
+    case UnaryKind::kCos:
+      return std::cos(x);
+    case UnaryKind::kRound:
+      return round_half_even(x);
+    case UnaryKind::kSign:
+      return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : NAN;
+    case UnaryKind::kMish:
+      return x > 700 ? x : x * std::tanh(std::log1p(std::exp(x)));  // tanh(x) = 1 in double beyond 20
   }
   return NAN;
 }
@@ -136,6 +154,35 @@ TEST_CASE("Unary: every kind on ref matches its formula in double, also in place
   }
 }
 
+// Round on ties (halves go to the even neighbour, both signs, up to float's last fractional bit) and Sign on
+// zeros, exactly, signs of zero included (ONNX: numpy.round and numpy.sign; -0.5 rounds to -0, sign(-0) is
+// +0).
+TEST_CASE("Unary: Round sends halves to even and Sign gives +0 for both zeros, exactly") {
+  auto backend = create_reference_backend();
+  HostTensor x;
+  x.shape = Shape{3, 5};
+  x.data = {0.5f, 1.5f,  2.5f,   -0.5f,      -1.5f,       -2.5f,       0.49999997f, -0.49999997f,
+            3.5f, -4.5f, 1e-30f, 8388607.5f, -8388606.5f, 16777215.0f, -0.0f};
+  const double want_round[] = {0, 2, 2, -0.0, -2, -2, 0, -0.0, 4, -4, 0, 8388608, -8388606, 16777215, -0.0};
+  OpRunner r;
+  REQUIRE(r.plan(*backend, OpType::kUnary, UnaryAttrs{UnaryKind::kRound, 0, 0}, {&x}, {false}, "round").ok());
+  HostTensor out;
+  REQUIRE(r.run({&x}, &out).ok());
+  for (size_t i = 0; i < x.data.size(); ++i) {
+    CAPTURE(x.data[i]);
+    CHECK(out.data[i] == want_round[i]);
+    CHECK(std::signbit(out.data[i]) == std::signbit(want_round[i]));
+    CHECK(out.data[i] == round_half_even(x.data[i]));
+  }
+  HostTensor z;
+  z.shape = Shape{2};
+  z.data = {0.0f, -0.0f};
+  OpRunner s;
+  REQUIRE(s.plan(*backend, OpType::kUnary, UnaryAttrs{UnaryKind::kSign, 0, 0}, {&z}, {false}, "sign").ok());
+  REQUIRE(s.run({&z}, &out).ok());
+  for (float v : out.data) CHECK((v == 0.0f && !std::signbit(v)));
+}
+
 // The cpu backend runs Unary on the reference kernel today; this is the parity test an x86 kernel must pass.
 TEST_CASE("Unary: the cpu backend gives the reference kernel's values") {
   const std::unique_ptr<Backend> cpu = create_x86_backend();
@@ -166,7 +213,7 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
     const char* needle;
   };
   const Bad cases[] = {
-      {{static_cast<UnaryKind>(17), 0.0f, 0.0f}, "kind 17 is unknown"},
+      {{static_cast<UnaryKind>(22), 0.0f, 0.0f}, "kind 22 is unknown"},
       {{static_cast<UnaryKind>(-1), 0.0f, 0.0f}, "kind -1 is unknown"},
       {{UnaryKind::kLeakyRelu, kNaN, 0.0f}, "LeakyRelu's alpha"},
       {{UnaryKind::kElu, static_cast<float>(kInf), 0.0f}, "Elu's alpha"},
@@ -174,6 +221,9 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
       {{UnaryKind::kClip, kNaN, 1.0f}, "Clip's bound is NaN"},
       {{UnaryKind::kSqrt, 1.0f, 0.0f}, "Sqrt's alpha 1.000000 must be 0"},
       {{UnaryKind::kLeakyRelu, 0.1f, 2.0f}, "LeakyRelu's beta 2.000000 must be 0"},
+      {{UnaryKind::kRound, 0.5f, 0.0f}, "Round's alpha 0.500000 must be 0"},
+      {{UnaryKind::kMish, 0.0f, kNaN}, "Mish's beta"},
+      {{UnaryKind::kSin, static_cast<float>(kInf), 0.0f}, "Sin's alpha"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.needle);

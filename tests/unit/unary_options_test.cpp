@@ -87,7 +87,7 @@ TEST_CASE("Unary options that no writer makes are refused at load, naming the op
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Edit edits[] = {
       {"unknown kind",
-       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(17)); },
+       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(22)); },
        "invalid value of option 'kind'"},
       {"negative kind",
        [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(-3)); },

@@ -80,6 +80,22 @@ class UnaryKernel final : public RefKernel {
       case UnaryKind::kClip:
         apply_each(src, dst, n, [alpha, beta](float x) { return clamp_nan(x, alpha, beta); });
         break;
+      case UnaryKind::kSin:
+        apply_each(src, dst, n, [](float x) { return std::sin(x); });
+        break;
+      case UnaryKind::kCos:
+        apply_each(src, dst, n, [](float x) { return std::cos(x); });
+        break;
+      case UnaryKind::kRound:
+        // nearbyint rounds halves to even in the default rounding mode, which the library never changes.
+        apply_each(src, dst, n, [](float x) { return std::nearbyint(x); });
+        break;
+      case UnaryKind::kSign:
+        apply_each(src, dst, n, sign);
+        break;
+      case UnaryKind::kMish:
+        apply_each(src, dst, n, mish);
+        break;
     }
     return Status::Ok();
   }

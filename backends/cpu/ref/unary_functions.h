@@ -46,5 +46,16 @@ inline float silu(float x) {
   return x / (1.0f + std::exp(-x));
 }
 
+// -1, 0 or 1; ±0 gives +0 and NaN stays NaN (numpy.sign, which ONNX's Sign follows; torch.sign maps NaN to
+// 0).
+inline float sign(float x) {
+  return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
+}
+
+// x·tanh(softplus(x)) (torch.nn.functional.mish). -inf gives -inf·0 = NaN, as torch and ONNX's reference.
+inline float mish(float x) {
+  return x * std::tanh(softplus(x));
+}
+
 }  // namespace ref
 }  // namespace vitrt

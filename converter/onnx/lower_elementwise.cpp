@@ -48,7 +48,12 @@ Status unary_attrs_of(ImportContext& cx, const NodeProto& n, UnaryAttrs* a) {
                                                          {"Elu", UnaryKind::kElu},
                                                          {"HardSigmoid", UnaryKind::kHardSigmoid},
                                                          {"HardSwish", UnaryKind::kHardSwish},
-                                                         {"Softplus", UnaryKind::kSoftplus}};
+                                                         {"Softplus", UnaryKind::kSoftplus},
+                                                         {"Sin", UnaryKind::kSin},
+                                                         {"Cos", UnaryKind::kCos},
+                                                         {"Round", UnaryKind::kRound},
+                                                         {"Sign", UnaryKind::kSign},
+                                                         {"Mish", UnaryKind::kMish}};
   *a = UnaryAttrs{kinds.at(n.op_type()), 0.0f, 0.0f};
   // ONNX's defaults (operators of opset 6 and later).
   if (a->kind == UnaryKind::kLeakyRelu) a->alpha = cx.attr_float(n, "alpha", 0.01f);
@@ -199,7 +204,9 @@ std::map<std::string, Entry> elementwise_entries() {
       {"Ceil", {lower_unary, {}}},       {"LeakyRelu", {lower_unary, {"alpha"}}},
       {"Elu", {lower_unary, {"alpha"}}}, {"HardSigmoid", {lower_unary, {"alpha", "beta"}}},
       {"HardSwish", {lower_unary, {}}},  {"Softplus", {lower_unary, {}}},
-      {"Clip", {lower_clip, {}}},
+      {"Clip", {lower_clip, {}}},        {"Sin", {lower_unary, {}}},
+      {"Cos", {lower_unary, {}}},        {"Round", {lower_unary, {}}},
+      {"Sign", {lower_unary, {}}},       {"Mish", {lower_unary, {}}},
   };
 }
 

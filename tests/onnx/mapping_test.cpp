@@ -355,11 +355,20 @@ TEST_CASE("one-input functions become one Unary with ONNX's parameters (defaults
       {"HardSwish", NAN, NAN, UnaryKind::kHardSwish, 0, 0,
        [&](double x) { return x * clamp01(x / 6 + 0.5); }},
       {"Softplus", NAN, NAN, UnaryKind::kSoftplus, 0, 0, [](double x) { return std::log(1 + std::exp(x)); }},
+      {"Sin", NAN, NAN, UnaryKind::kSin, 0, 0, [](double x) { return std::sin(x); }},
+      {"Cos", NAN, NAN, UnaryKind::kCos, 0, 0, [](double x) { return std::cos(x); }},
+      {"Round", NAN, NAN, UnaryKind::kRound, 0, 0,
+       [](double x) { return std::nearbyint(x); }},  // ties to even
+      {"Sign", NAN, NAN, UnaryKind::kSign, 0, 0, [](double x) { return x > 0   ? 1.0
+                                                                       : x < 0 ? -1.0
+                                                                               : 0.0; }},
+      {"Mish", NAN, NAN, UnaryKind::kMish, 0, 0,
+       [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }},
   };
   for (const Case& c : cases) {
     CAPTURE(c.op);
     CAPTURE(c.alpha);
-    onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+    onnx::ModelProto m = test::model_with_input({3, 5}, c.kind == UnaryKind::kMish ? 18 : 17);  // Mish: 18
     auto* g = m.mutable_graph();
     // x arrives as 1.7·sin(...) (check_values): spread it over [-5, 5] first, or make it positive for the
     // functions of positive numbers.

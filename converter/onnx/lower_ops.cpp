@@ -832,6 +832,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::logic_entries());
     all.merge(lowering::pad_expand_entries());
     all.merge(lowering::einsum_entries());
+    all.merge(lowering::depth_space_entries());
     return all;
   }();
   return t;

@@ -1298,3 +1298,59 @@ TEST_CASE("a squeeze-and-excitation block as torch.onnx.export writes it plans t
     });
   }
 }
+
+TEST_CASE("DepthToSpace (DCR, CRD) and SpaceToDepth become Reshape, Transpose, Reshape with ONNX's layout") {
+  struct Case {
+    const char* op;
+    const char* mode;  // "" : not given (DepthToSpace's default is DCR)
+    int64_t b, c, h, w;
+  };
+  // Odd sizes and a block of 3; the index rules are ONNX's definitions written per element.
+  const Case cases[] = {{"DepthToSpace", "", 2, 12, 3, 5},    {"DepthToSpace", "DCR", 3, 18, 2, 3},
+                        {"DepthToSpace", "CRD", 2, 12, 3, 5}, {"DepthToSpace", "CRD", 3, 18, 1, 3},
+                        {"SpaceToDepth", "", 2, 3, 4, 6},     {"SpaceToDepth", "", 3, 2, 3, 9}};
+  for (const Case& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.mode);
+    CAPTURE(c.b);
+    onnx::ModelProto m = test::model_with_input({c.c, c.h, c.w}, 13);
+    auto* n = add_node(m.mutable_graph(), c.op, {"x"}, {"y"});
+    set_int(n, "blocksize", c.b);
+    if (*c.mode) set_string(n, "mode", c.mode);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"Reshape", 2}, {"Transpose", 1}});
+    const int64_t b = c.b, numel = c.c * c.h * c.w;
+    check_values(ir, numel, numel, [&](const float* x, int64_t i) {
+      const auto at = [&](int64_t ch, int64_t y, int64_t xw) { return double(x[(ch * c.h + y) * c.w + xw]); };
+      if (std::string(c.op) == "DepthToSpace") {
+        // y[co][yo][xo] with co < C/b², yo < H·b, xo < W·b; block offsets i = yo % b, j = xo % b.
+        const int64_t cout = c.c / (b * b), ho = c.h * b, wo = c.w * b;
+        const int64_t co = i / (ho * wo), yo = (i / wo) % ho, xo = i % wo;
+        const int64_t bi = yo % b, bj = xo % b;
+        const int64_t src_c =
+            std::string(c.mode) == "CRD" ? co * b * b + bi * b + bj : (bi * b + bj) * cout + co;
+        return at(src_c, yo / b, xo / b);
+      }
+      // SpaceToDepth: y[(i·b + j)·C + ch][yo][xo] = x[ch][yo·b + i][xo·b + j].
+      const int64_t ho = c.h / b, wo = c.w / b;
+      const int64_t co = i / (ho * wo), yo = (i / wo) % ho, xo = i % wo;
+      const int64_t ch = co % c.c, blk = co / c.c;
+      return at(ch, yo * b + blk / b, xo * b + blk % b);
+    });
+  }
+  // Block size 1 is the input itself; channels (or a spatial size) not divisible by the block are refused.
+  onnx::ModelProto one = test::model_with_input({4, 2, 3}, 13);
+  auto* n1 = add_node(one.mutable_graph(), "DepthToSpace", {"x"}, {"y1"});
+  set_int(n1, "blocksize", 1);
+  add_node(one.mutable_graph(), "Relu", {"y1"}, {"y"});
+  CHECK(ops_of(import_model(one)) == std::map<std::string, int>{{"Relu", 1}});
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    CAPTURE(op);
+    onnx::ModelProto bad = test::model_with_input({6, 3, 5}, 13);
+    set_int(add_node(bad.mutable_graph(), op, {"x"}, {"y"}), "blocksize", 2);
+    const Status st = try_import(bad);
+    CHECK(st.code() == StatusCode::kBadInput);  // the importer's malformed-file code
+    CHECK_MESSAGE(st.message().find(std::string(op) + "_y") != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find("blocksize") != std::string::npos, st.message());
+  }
+}

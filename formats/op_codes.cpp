@@ -65,6 +65,8 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kPad, B::PAD, O::PadOptions),
     stored(OpType::kExpand, B::EXPAND, O::ExpandOptions),
     stored(OpType::kSqueezeExcite, B::SQUEEZE_EXCITE, O::SqueezeExciteOptions),
+    stored(OpType::kFmod, B::FMOD, O::NONE),
+    stored(OpType::kMod, B::MOD, O::NONE),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

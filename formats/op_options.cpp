@@ -163,6 +163,8 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kPow:
     case OpType::kMin:
     case OpType::kMax:
+    case OpType::kFmod:
+    case OpType::kMod:
     case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:
@@ -383,6 +385,8 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kPow:
     case OpType::kMin:
     case OpType::kMax:
+    case OpType::kFmod:
+    case OpType::kMod:
     case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:

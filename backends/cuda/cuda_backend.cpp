@@ -66,6 +66,8 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kPad),
     Table::not_implemented(OpType::kExpand),
     Table::not_implemented(OpType::kSqueezeExcite),
+    Table::not_implemented(OpType::kFmod),
+    Table::not_implemented(OpType::kMod),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -59,4 +59,6 @@
   X(Where, NoAttrs, infer_where, 3, 3, 1, 1, 1, kSerialised)                                          \
   X(Pad, PadAttrs, infer_pad, 1, 1, 1, 1, 1, kSerialised)                                             \
   X(Expand, ExpandAttrs, infer_expand, 1, 1, 1, 1, 1, kSerialised)                                    \
-  X(SqueezeExcite, SqueezeExciteAttrs, infer_squeeze_excite, 2, 5, 1, 1, 1, kSerialised)
+  X(SqueezeExcite, SqueezeExciteAttrs, infer_squeeze_excite, 2, 5, 1, 1, 1, kSerialised)              \
+  X(Fmod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                \
+  X(Mod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)

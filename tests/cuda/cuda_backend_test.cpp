@@ -156,7 +156,9 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kWhere,
                    OpType::kPad,
                    OpType::kExpand,
-                   OpType::kSqueezeExcite})
+                   OpType::kSqueezeExcite,
+                   OpType::kFmod,
+                   OpType::kMod})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The Unary op (every UnaryKind) and the broadcasting Pow, Min, Max on the reference backend, on odd shapes,
-// against their formulas evaluated in double on the same float inputs: finite values over the range that
-// matters (saturation included), signed zeros, infinities and NaN; plus in-place runs and the refusals of
-// malformed attributes.
+// The Unary op (every UnaryKind) and the broadcasting Pow, Min, Max, Fmod, Mod on the reference backend, on
+// odd shapes, against their formulas evaluated in double on the same float inputs: finite values over the
+// range that matters (saturation included), signed zeros, infinities and NaN; plus in-place runs and the
+// refusals of malformed attributes.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -41,6 +41,14 @@ double round_half_even(double x) {
   const double lo = std::floor(x), frac = x - lo;
   const double r = frac < 0.5 ? lo : frac > 0.5 ? lo + 1 : (std::fmod(lo, 2.0) == 0 ? lo : lo + 1);
   return std::copysign(r, x);
+}
+
+// numpy.mod in double: the remainder with the divisor's sign (the exact fmod remainder moved by q when the
+// signs differ; a zero one signed as q).
+double python_mod(double p, double q) {
+  const double r = std::fmod(p, q);
+  if (r == 0) return std::copysign(0.0, q);
+  return (q < 0) != (r < 0) ? r + q : r;
 }
 
 // The formula of each kind in double.
@@ -234,7 +242,7 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
   }
 }
 
-TEST_CASE("Pow, Min, Max broadcast as numpy does and match their formulas, NaN included") {
+TEST_CASE("Pow, Min, Max, Fmod, Mod broadcast as numpy does and match their formulas, NaN included") {
   auto backend = create_reference_backend();
   HostTensor a, b;
   a.shape = Shape{3, 1, 5};
@@ -254,6 +262,8 @@ TEST_CASE("Pow, Min, Max broadcast as numpy does and match their formulas, NaN i
        [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::min(p, q); }},
       {OpType::kMax,
        [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q); }},
+      {OpType::kFmod, [](double p, double q) { return std::fmod(p, q); }},  // exact in double
+      {OpType::kMod, python_mod},
   };
   for (const Op& op : ops) {
     CAPTURE(op_type_name(op.type));
@@ -274,6 +284,43 @@ TEST_CASE("Pow, Min, Max broadcast as numpy does and match their formulas, NaN i
             const float got = out.data[(i * 7 + j) * 5 + k];
             CHECK_MESSAGE(close(got, want), va, ", ", vb, ": got ", got, ", expected ", want);
           }
+    }
+  }
+}
+
+}  // namespace test
+}  // namespace vitrt
+
+namespace vitrt {
+namespace test {
+
+// ONNX Mod's two float rules on the values where they differ, exactly, zero signs included (expected values
+// printed by numpy.mod and numpy.fmod on float32).
+TEST_CASE("Fmod keeps the dividend's sign, Mod takes the divisor's (numpy.fmod and numpy.mod), exactly") {
+  auto backend = create_reference_backend();
+  const float inf = INFINITY;
+  HostTensor a, b;
+  a.shape = b.shape = Shape{3, 5};
+  a.data = {5, -5, 5, -5, 0, -0.0f, 5.5f, inf, 3, kNaN, 3, -0.0f, 0, -6, 6};
+  b.data = {3, 3, -3, -3, 2, 2, inf, 2, 0, 2, -inf, 2, -2, 3, -3};
+  const float want_mod[] = {2, 1, -1, -2, 0, 0, 5.5f, kNaN, kNaN, kNaN, -inf, 0, -0.0f, 0, -0.0f};
+  const float want_fmod[] = {2, -2, 2, -2, 0, -0.0f, 5.5f, kNaN, kNaN, kNaN, 3, -0.0f, 0, -0.0f, 0};
+  for (OpType type : {OpType::kMod, OpType::kFmod}) {
+    CAPTURE(op_type_name(type));
+    const float* want = type == OpType::kMod ? want_mod : want_fmod;
+    OpRunner r;
+    REQUIRE(r.plan(*backend, type, NoAttrs{}, {&a, &b}, {false, false}, "rem").ok());
+    HostTensor out;
+    REQUIRE(r.run({&a, &b}, &out).ok());
+    for (size_t i = 0; i < a.data.size(); ++i) {
+      CAPTURE(a.data[i]);
+      CAPTURE(b.data[i]);
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(out.data[i]));
+      } else {
+        CHECK(out.data[i] == want[i]);
+        CHECK(std::signbit(out.data[i]) == std::signbit(want[i]));
+      }
     }
   }
 }

@@ -43,6 +43,8 @@ Status create_unary(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ker
 Status create_pow(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_min(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_fmod(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_mod(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_reduce(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_log_softmax(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);

@@ -53,6 +53,8 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kPad, ref::create_pad),
     Table::kernel(OpType::kExpand, ref::create_expand),
     Table::kernel(OpType::kSqueezeExcite, ref::create_squeeze_excite),
+    Table::kernel(OpType::kFmod, ref::create_fmod),
+    Table::kernel(OpType::kMod, ref::create_mod),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

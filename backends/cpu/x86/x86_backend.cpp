@@ -60,6 +60,8 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kPad),
     Table::reference(OpType::kExpand),
     Table::kernel(OpType::kSqueezeExcite, create_squeeze_excite),
+    Table::reference(OpType::kFmod),
+    Table::reference(OpType::kMod),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

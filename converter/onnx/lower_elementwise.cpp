@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The elementwise ONNX ops: Add, Sub, Mul, Div, Pow, Min, Max (numpy broadcasting), and the one-input
+// The elementwise ONNX ops: Add, Sub, Mul, Div, Pow, Min, Max, Mod (numpy broadcasting), and the one-input
 // functions, which become Relu, Exp or the IR's Unary op (docs/onnx.md, the lowering table).
 #include <cmath>
 #include <limits>
@@ -188,6 +188,17 @@ Status lower_min_max(ImportContext& cx, int, const NodeProto& n) {
   return Status::Ok();
 }
 
+// Mod of floats: fmod = 1 is C's fmod (the IR's Fmod); fmod = 0 Python's rule (the IR's Mod). ONNX asks for
+// fmod = 1 on floats but its reference implementation computes numpy.mod for 0, and so does this.
+Status lower_mod(ImportContext& cx, int, const NodeProto& n) {
+  const int64_t fmod = cx.attr_int(n, "fmod", 0);
+  if (fmod != 0 && fmod != 1) return cx.bad_node(n, "fmod " + std::to_string(fmod) + ", expected 0 or 1");
+  int32_t a, b;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &a));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &b));
+  return emit(cx, n, fmod ? OpType::kFmod : OpType::kMod, NoAttrs{}, {a, b}, n.output(0));
+}
+
 }  // namespace
 
 std::map<std::string, Entry> elementwise_entries() {
@@ -207,6 +218,7 @@ std::map<std::string, Entry> elementwise_entries() {
       {"Clip", {lower_clip, {}}},        {"Sin", {lower_unary, {}}},
       {"Cos", {lower_unary, {}}},        {"Round", {lower_unary, {}}},
       {"Sign", {lower_unary, {}}},       {"Mish", {lower_unary, {}}},
+      {"Mod", {lower_mod, {"fmod"}}},
   };
 }
 

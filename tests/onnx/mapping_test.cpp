@@ -1354,3 +1354,31 @@ TEST_CASE("DepthToSpace (DCR, CRD) and SpaceToDepth become Reshape, Transpose, R
     CHECK_MESSAGE(st.message().find("blocksize") != std::string::npos, st.message());
   }
 }
+
+TEST_CASE("Mod becomes Fmod (fmod = 1, the dividend's sign) or Mod (fmod = 0, the divisor's), broadcasting") {
+  for (int64_t fmod : {0, 1}) {
+    CAPTURE(fmod);
+    // y = Mod(3·x, d) on x [B,3,5] with d [5] of both signs.
+    onnx::ModelProto m = test::model_with_input({3, 5}, 13);
+    auto* g = m.mutable_graph();
+    constant(g, "three", scalar(3.0f));
+    constant(g, "d", test::float_tensor("", {5}, {0.7f, -0.7f, 1.3f, -2.1f, 0.45f}));
+    add_node(g, "Mul", {"x", "three"}, {"x3"});
+    set_int(add_node(g, "Mod", {"x3", "d"}, {"y"}), "fmod", fmod);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"Mul", 1}, {fmod ? "Fmod" : "Mod", 1}});
+    const double d[] = {0.7f, -0.7f, 1.3f, -2.1f, 0.45f};
+    check_values(ir, 15, 15, [&](const float* x, int64_t i) {
+      const double a = x[i] * 3.0f, b = d[i % 5];
+      const double r = std::fmod(a, b);  // exact
+      if (fmod || r == 0) return fmod ? r : std::copysign(0.0, b);
+      return (b < 0) != (r < 0) ? r + b : r;  // numpy.mod: the divisor's sign
+    });
+  }
+  onnx::ModelProto bad = test::model_with_input({3, 5}, 13);
+  constant(bad.mutable_graph(), "d", scalar(2.0f));
+  set_int(add_node(bad.mutable_graph(), "Mod", {"x", "d"}, {"y"}), "fmod", 2);
+  const Status st = try_import(bad);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("fmod 2") != std::string::npos, st.message());
+}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The Unary op's options in a model file (UnaryOptions, formats/op_options.cpp) and the Pow, Min, Max op
-// codes: a written file loads back to the same attributes (infinite Clip bounds included), and a file edited
-// to hold an unknown kind or a non-finite parameter is refused at load, naming the operator and the option.
+// The Unary op's options in a model file (UnaryOptions, formats/op_options.cpp) and the Pow, Min, Max, Fmod,
+// Mod op codes: a written file loads back to the same attributes (infinite Clip bounds included), and a file
+// edited to hold an unknown kind or a non-finite parameter is refused at load, naming the operator and the
+// option.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -111,4 +112,39 @@ TEST_CASE("Unary options that no writer makes are refused at load, naming the op
         st.message().find("leaky") != std::string::npos || st.message().find("clip") != std::string::npos;
     CHECK_MESSAGE(names_op, st.message());
   }
+}
+
+// The kinds and ops appended later (UnaryKind 17-21, op codes 39-40) round-trip like the first ones.
+TEST_CASE("Unary's appended kinds and the Fmod, Mod op codes survive a model file") {
+  Graph g = test::tiny_classifier();
+  int32_t t = g.outputs[0];
+  const int32_t c = g.add_constant("c", Shape{1}, {0.75f});
+  const UnaryKind kinds[] = {UnaryKind::kSin, UnaryKind::kCos, UnaryKind::kRound, UnaryKind::kSign,
+                             UnaryKind::kMish};
+  for (UnaryKind k : kinds) {
+    const std::string name = std::string("u_") + std::to_string(static_cast<int>(k));
+    const int32_t out = g.add_activation(name.c_str(), Shape());
+    g.add_node(OpType::kUnary, UnaryAttrs{k, 0.0f, 0.0f}, {t}, {out}, name);
+    t = out;
+  }
+  const int32_t f = g.add_activation("fmod", Shape()), m = g.add_activation("mod", Shape());
+  g.add_node(OpType::kFmod, NoAttrs{}, {t, c}, {f}, "fmod");
+  g.add_node(OpType::kMod, NoAttrs{}, {f, c}, {m}, "mod");
+  g.outputs = {m};
+  REQUIRE(resolve_activation_shapes(&g).ok());
+  std::vector<uint8_t> bytes;
+  Status st = write_model_memory(g, &bytes);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  std::shared_ptr<const Model> model;
+  st = test::load_model_bytes(bytes, &model);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const std::vector<Node>& nodes = model->graph.nodes;
+  REQUIRE(nodes.size() >= 7);
+  const Node* tail = &nodes[nodes.size() - 7];
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(tail[i].type == OpType::kUnary);
+    CHECK(std::get<UnaryAttrs>(tail[i].attrs).kind == kinds[i]);
+  }
+  CHECK(tail[5].type == OpType::kFmod);
+  CHECK(tail[6].type == OpType::kMod);
 }

@@ -9,10 +9,7 @@ BUILD=${1:-$HERE/../build}
 [ $# -gt 0 ] && shift
 BUILD=$(cd "$BUILD" && pwd)
 "$HERE/../tools/setup.sh" --bench >&2  # the peers' tuned configuration (OpenBLAS-OpenMP for PyTorch)
-if [ ! -d "$BUILD/bench-node/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$BUILD/bench-node"
-  (cd "$BUILD/bench-node" && npm install --silent --no-audit --no-fund onnxruntime-node@1.30.0 --ignore-scripts >&2)
-fi
+"$HERE/install_ort_node.sh" "$BUILD/bench-node"
 for t in vitrt vitrt-convert; do
   [ -x "$BUILD/bin/$t" ] || { echo "missing $BUILD/bin/$t: cmake --build $BUILD --target vitrt_cli vitrt-convert vitrt_gemm_ceiling" >&2; exit 1; }
 done

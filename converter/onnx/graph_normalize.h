@@ -21,4 +21,11 @@ Status fold_unrolled_distances(Graph* g, int* rewritten);
 // the same form. Returns how many were folded.
 Status fold_conv_relu(Graph* g, int* folded);
 
+// torch.nn.MultiheadAttention's self-attention as torch.onnx.export writes it (token-major: x.transpose(0,
+// 1), in_proj, Slice ×3, views to [N, B·h, d], q · 2^-k, softmax(q @ kᵀ) @ v, out_proj, transposed back)
+// becomes the packed-qkv form --emit primitive writes for SoftmaxAttention, which the planner's
+// fuse_attention matches. Only a power-of-two scale is moved onto the scores (exact; multihead_attention.cpp
+// says why). Returns how many blocks were rewritten.
+Status normalize_multihead_attention(Graph* g, int* rewritten);
+
 }  // namespace vitrt::convert

@@ -167,12 +167,16 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
   }
   if (ir.outputs.empty()) return bad_input("the graph has no outputs");
   VITRT_RETURN_IF_ERROR(ir.validate_structure());
-  int distances = 0, conv_relus = 0;
+  int distances = 0, conv_relus = 0, attentions = 0;
   VITRT_RETURN_IF_ERROR(fold_unrolled_distances(&ir, &distances));
   VITRT_RETURN_IF_ERROR(fold_conv_relu(&ir, &conv_relus));
+  VITRT_RETURN_IF_ERROR(normalize_multihead_attention(&ir, &attentions));
   if (distances)
     *log += "onnx: " + std::to_string(distances) +
             " squared distances summed channel by channel rewritten as one broadcast sum\n";
+  if (attentions)
+    *log += "onnx: " + std::to_string(attentions) +
+            " nn.MultiheadAttention blocks rewritten in the packed-qkv form (docs/onnx.md)\n";
   VITRT_RETURN_IF_ERROR(resolve_activation_shapes(&ir));
   *log += "onnx: " + std::to_string(ir.nodes.size()) + " IR ops (" + std::to_string(patterns) +
           " patterns recognised, " + std::to_string(folded_count) + " shape nodes folded)\n";

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// normalize_multihead_attention (graph_normalize.h). torch.nn.MultiheadAttention with batch_first
+// (torchvision's ViT, torch 1.13's F.multi_head_attention_forward) computes self-attention token-major;
+// torch.onnx.export writes, with x [B,N,C], h heads of width d = C/h:
+//   xt = x.transpose(0, 1)                               Transpose (1,0,2)          [N,B,C]
+//   q, k, v = in_proj(xt).chunk(3, -1)                   Linear, Slice ×3 (axis 2)  [N,B,C] each
+//   q = q.view(N, B·h, d).transpose(0, 1) · 2^-k         Reshape, Transpose (1,0,2), Mul (q / √d, a power of
+//                                                        two; the importer writes x / 2^k as x · 2^-k)
+//   kᵀ = k.view(N, B·h, d) permuted (1,2,0)              Reshape, Transpose           [B·h,d,N]
+//   v = v.view(N, B·h, d).transpose(0, 1)                Reshape, Transpose (1,0,2)   [B·h,N,d]
+//   o = softmax(q @ kᵀ, -1) @ v                          MatMul, Softmax, MatMul      [B·h,N,d]
+//   y = out_proj(o.transpose(0, 1).view(N·B, C))         Transpose, Reshape, Linear   [N·B,C]
+//   y = y.view(N, B, C).transpose(0, 1)                  Reshape, Transpose           [B,N,C]
+// The rewrite writes the same attention in timm's form, op for op as --emit primitive writes packed-qkv
+// SoftmaxAttention (converter/arch/primitive_emit.cpp), which the planner's fuse_attention matches:
+//   qkv = in_proj(x) [B,N,3C] → reshape (B,N,3,h,d) → permute (2,0,3,1,4) → slices → [B,h,N,d] each,
+//   s = (q @ kᵀ) · 2^-k, o = softmax(s) @ v → permute (0,2,1,3) → reshape (B,N,C) → out_proj.
+// Each Linear computes the same rows (one row per token, whatever the order of the rows), each MatMul the
+// same dot products in the same order ([B·h] and [B,h] are the same batch of matrices), so the values are the
+// same but for the scale: q · 2^-k · k_j and (q · k_j) · 2^-k are equal in float32 (a power of two only moves
+// the exponent) above the subnormal range. Only a power-of-two scale is taken for that reason (√d for d =
+// 4^n: ViT-B, ViT-L); any other scale, a mask added to the scores, or an intermediate read elsewhere (the
+// attention weights returned) leaves the block as it is.
+#include <algorithm>
+#include <cmath>
+
+#include "ir/shape_propagation.h"
+#include "onnx/graph_normalize.h"
+#include "onnx/graph_rewrite.h"
+
+namespace vitrt::convert {
+namespace {
+
+bool perm_is(const Node& n, std::vector<int32_t> perm) {
+  return std::get<TransposeAttrs>(n.attrs).perm == perm;
+}
+
+// One matched block: the tensors the timm form is built from, and every node it replaces.
+struct Block {
+  int32_t x = -1, in_w = -1, in_b = -1, out_w = -1, out_b = -1, scale = -1, y = -1;
+  LinearAttrs in_attrs, out_attrs;
+  int64_t n = 0, c = 0, h = 0, d = 0;
+  std::vector<size_t> nodes;
+};
+
+class MhaNormalizer {
+ public:
+  explicit MhaNormalizer(Graph& g) : g_(g), uses_(g) {}
+
+  Status run(int* rewritten) {
+    *rewritten = 0;
+    s1_.assign(g_.tensors.size(), Shape());
+    s2_.assign(g_.tensors.size(), Shape());
+    VITRT_RETURN_IF_ERROR(propagate_shapes(g_, 1, s1_.data()));
+    VITRT_RETURN_IF_ERROR(propagate_shapes(g_, 2, s2_.data()));
+    std::vector<bool> erase(g_.nodes.size(), false);
+    std::vector<std::vector<Node>> before(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      Block b;
+      if (g_.nodes[i].type != OpType::kSoftmax || !match(i, &b)) continue;
+      bool taken = false;
+      for (size_t n : b.nodes) taken = taken || erase[n];
+      if (taken) continue;
+      for (size_t n : b.nodes) erase[n] = true;
+      // The new nodes go where the block's last node was: everything they read is computed by then.
+      emit(b, block_name(g_.nodes[i].name), &before[b.nodes.back()]);
+      ++*rewritten;
+    }
+    if (*rewritten) splice_and_prune(g_, std::move(erase), std::move(before));
+    return Status::Ok();
+  }
+
+ private:
+  // The node producing `t` as type `type`, when `t` is read only once (so the rewrite may drop it).
+  const Node* only(int32_t t, OpType type, Block* b) const {
+    if (t < 0 || uses_.readers[t] != 1) return nullptr;
+    const Node* n = uses_.producer_of(g_, t, type);
+    if (n) b->nodes.push_back(static_cast<size_t>(uses_.producer[t]));
+    return n;
+  }
+
+  // The node reading `t` (its only reader) when it is of `type`, reading `t` as input `input`.
+  const Node* sole_reader(int32_t t, OpType type, size_t input, Block* b) const {
+    if (uses_.readers[t] != 1 || uses_.reader[t] < 0) return nullptr;
+    const auto r = static_cast<size_t>(uses_.reader[t]);
+    const Node& n = g_.nodes[r];
+    if (n.type != type || n.inputs.size() <= input || n.inputs[input] != t || n.outputs.size() != 1)
+      return nullptr;
+    b->nodes.push_back(r);
+    return &n;
+  }
+
+  // Shape of `t` at batch 1 and at batch 2.
+  bool shapes_are(int32_t t, const Shape& at1, const Shape& at2) const {
+    return s1_[t] == at1 && s2_[t] == at2;
+  }
+
+  bool power_of_two_scalar(int32_t t) const {
+    const Tensor& c = g_.tensors[t];
+    if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 ||
+        c.constant.size < sizeof(float))
+      return false;
+    int e;
+    const float v = *c.f32();
+    return std::isnormal(v) && v > 0 && std::frexp(v, &e) == 0.5f;
+  }
+
+  // q, k or v: Slice `part` of the projection's last axis, viewed as [N, B·h, d]; returns the projection.
+  int32_t head_view(int32_t t, int64_t part, Block* b) const {
+    const Node* view = only(t, OpType::kReshape, b);
+    const Node* slice = view ? only(view->inputs[0], OpType::kSlice, b) : nullptr;
+    if (!slice) return -1;
+    const auto& a = std::get<SliceAttrs>(slice->attrs);
+    const int32_t proj = slice->inputs[0];
+    const Shape& ps = s1_[proj];
+    if (ps.rank != 3 || (a.axis != 2 && a.axis != -1) || a.step != 1 || ps[2] % 3 != 0) return -1;
+    const int64_t c = ps[2] / 3;
+    if (a.start != part * c || !(a.end == (part + 1) * c || (part == 2 && a.end >= 3 * c))) return -1;
+    b->c = c;
+    const Shape& vs = s1_[t];
+    if (vs.rank != 3 || vs[1] <= 0 || vs[2] <= 0 || vs[1] * vs[2] != c ||
+        !shapes_are(t, Shape{ps[0], vs[1], vs[2]}, Shape{ps[0], 2 * vs[1], vs[2]}))
+      return -1;
+    if (b->h == 0) b->h = vs[1], b->d = vs[2], b->n = ps[0];
+    return b->h == vs[1] && b->d == vs[2] && b->n == ps[0] ? proj : -1;
+  }
+
+  bool match(size_t softmax, Block* b) const {
+    const Node& sm = g_.nodes[softmax];
+    const int32_t axis = std::get<SoftmaxAttrs>(sm.attrs).axis;
+    if ((axis != -1 && axis != 2) || s1_[sm.inputs[0]].rank != 3) return false;
+    // Scores: (q · 2^-k) @ kᵀ.
+    const Node* qk = only(sm.inputs[0], OpType::kMatMul, b);
+    if (!qk || qk->inputs.size() != 2) return false;
+    const Node* scaled = only(qk->inputs[0], OpType::kMul, b);
+    if (!scaled || scaled->inputs.size() != 2) return false;
+    const int side = power_of_two_scalar(scaled->inputs[1])   ? 1
+                     : power_of_two_scalar(scaled->inputs[0]) ? 0
+                                                              : -1;
+    if (side < 0) return false;
+    b->scale = scaled->inputs[side];
+    const Node* qt = only(scaled->inputs[1 - side], OpType::kTranspose, b);
+    const Node* kt = only(qk->inputs[1], OpType::kTranspose, b);
+    if (!qt || !kt || !perm_is(*qt, {1, 0, 2}) || !perm_is(*kt, {1, 2, 0})) return false;
+    // softmax @ v, back to [N·B, C], out_proj, back to [B,N,C].
+    b->nodes.push_back(softmax);
+    const Node* pv = sole_reader(sm.outputs[0], OpType::kMatMul, 0, b);
+    const Node* vt = pv && pv->inputs.size() == 2 ? only(pv->inputs[1], OpType::kTranspose, b) : nullptr;
+    if (!vt || !perm_is(*vt, {1, 0, 2})) return false;
+    const Node* merged = sole_reader(pv->outputs[0], OpType::kTranspose, 0, b);
+    const Node* rows = merged && perm_is(*merged, {1, 0, 2})
+                           ? sole_reader(merged->outputs[0], OpType::kReshape, 0, b)
+                           : nullptr;
+    const Node* out = rows ? sole_reader(rows->outputs[0], OpType::kLinear, 0, b) : nullptr;
+    const Node* tokens = out ? sole_reader(out->outputs[0], OpType::kReshape, 0, b) : nullptr;
+    const Node* y = tokens ? sole_reader(tokens->outputs[0], OpType::kTranspose, 0, b) : nullptr;
+    if (!y || !perm_is(*y, {1, 0, 2}) || out->inputs.size() < 2) return false;
+    // q, k and v: the three thirds of one in_proj of x.transpose(0, 1).
+    const int32_t proj = head_view(qt->inputs[0], 0, b);
+    if (proj < 0 || head_view(kt->inputs[0], 1, b) != proj || head_view(vt->inputs[0], 2, b) != proj)
+      return false;
+    if (uses_.readers[proj] != 3) return false;
+    const Node* in = uses_.producer_of(g_, proj, OpType::kLinear);
+    if (!in || in->inputs.size() < 2) return false;
+    b->nodes.push_back(static_cast<size_t>(uses_.producer[proj]));
+    const Node* xt = uses_.producer_of(g_, in->inputs[0], OpType::kTranspose);
+    if (!xt || !perm_is(*xt, {1, 0, 2})) return false;
+    // Sizes: x [B,N,C] with the batch first; every view at the sizes the rewrite assumes, at batch 1 and 2.
+    const int64_t n = b->n, c = b->c, h = b->h;
+    b->x = xt->inputs[0];
+    if (!shapes_are(b->x, Shape{1, n, c}, Shape{2, n, c}) ||
+        !shapes_are(rows->outputs[0], {n, c}, {2 * n, c}) ||
+        !shapes_are(out->outputs[0], {n, c}, {2 * n, c}) ||
+        !shapes_are(tokens->outputs[0], {n, 1, c}, {n, 2, c}) ||
+        !shapes_are(sm.inputs[0], {h, n, n}, {2 * h, n, n}) ||
+        !shapes_are(y->outputs[0], {1, n, c}, {2, n, c}))
+      return false;
+    b->in_w = in->inputs[1];
+    b->in_b = in->inputs.size() > 2 ? in->inputs[2] : kAbsent;
+    b->in_attrs = std::get<LinearAttrs>(in->attrs);
+    b->out_w = out->inputs[1];
+    b->out_b = out->inputs.size() > 2 ? out->inputs[2] : kAbsent;
+    b->out_attrs = std::get<LinearAttrs>(out->attrs);
+    b->y = y->outputs[0];
+    if (b->in_attrs.activation != Activation::kNone) return false;
+    // The block's last node (the final Transpose) last: emit() places the new nodes there.
+    const size_t last = static_cast<size_t>(uses_.producer[b->y]);
+    b->nodes.erase(std::remove(b->nodes.begin(), b->nodes.end(), last), b->nodes.end());
+    b->nodes.push_back(last);
+    return true;
+  }
+
+  // The exporter names the block's nodes <module>/<op>: the new nodes are named after the module, and the
+  // merge (whose node the fused op becomes) is the module itself, as --emit primitive names it.
+  static std::string block_name(const std::string& softmax) {
+    const size_t slash = softmax.find_last_of('/');
+    return slash == std::string::npos || slash == 0 ? softmax + ".mha" : softmax.substr(0, slash);
+  }
+
+  int32_t add(std::vector<Node>* out, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+              const std::string& name, int32_t output = -1) {
+    if (output < 0) output = g_.add_activation(name, Shape());
+    out->push_back(make_node(type, std::move(attrs), std::move(inputs), output, name));
+    return output;
+  }
+
+  void emit(const Block& b, const std::string& name, std::vector<Node>* out) {
+    std::vector<int32_t> in = {b.x, b.in_w};
+    if (b.in_b != kAbsent) in.push_back(b.in_b);
+    const int32_t qkv = add(out, OpType::kLinear, b.in_attrs, in, name + ".qkv");
+    const int32_t heads =
+        add(out, OpType::kReshape, ReshapeAttrs{{0, 0, 3, b.h, b.d}}, {qkv}, name + ".qkv.reshape");
+    const int32_t parts =
+        add(out, OpType::kTranspose, TransposeAttrs{{2, 0, 3, 1, 4}}, {heads}, name + ".qkv.permute");
+    int32_t qkv_heads[3];
+    for (int64_t p = 0; p < 3; ++p) {
+      const std::string np = name + ".qkv.unbind" + std::to_string(p);
+      const int32_t s = add(out, OpType::kSlice, SliceAttrs{0, p, p + 1}, {parts}, np + ".slice");
+      qkv_heads[p] = add(out, OpType::kReshape, ReshapeAttrs{{-1, b.h, b.n, b.d}}, {s}, np);
+    }
+    const int32_t kt =
+        add(out, OpType::kTranspose, TransposeAttrs{{0, 1, 3, 2}}, {qkv_heads[1]}, name + ".k.transpose");
+    const int32_t qk = add(out, OpType::kMatMul, NoAttrs{}, {qkv_heads[0], kt}, name + ".qk");
+    const int32_t s = add(out, OpType::kMul, NoAttrs{}, {qk, b.scale}, name + ".scores");
+    const int32_t p = add(out, OpType::kSoftmax, SoftmaxAttrs{-1}, {s}, name + ".softmax");
+    const int32_t o = add(out, OpType::kMatMul, NoAttrs{}, {p, qkv_heads[2]}, name + ".pv");
+    const int32_t t =
+        add(out, OpType::kTranspose, TransposeAttrs{{0, 2, 1, 3}}, {o}, name + ".merge.permute");
+    const int32_t merged = add(out, OpType::kReshape, ReshapeAttrs{{0, 0, b.c}}, {t}, name);
+    in = {merged, b.out_w};
+    if (b.out_b != kAbsent) in.push_back(b.out_b);
+    add(out, OpType::kLinear, b.out_attrs, in, name + ".out_proj", b.y);
+  }
+
+  Graph& g_;
+  GraphUses uses_;
+  std::vector<Shape> s1_, s2_;
+};
+
+}  // namespace
+
+Status normalize_multihead_attention(Graph* g, int* rewritten) {
+  return MhaNormalizer(*g).run(rewritten);
+}
+
+}  // namespace vitrt::convert

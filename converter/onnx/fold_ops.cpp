@@ -10,6 +10,8 @@
 #include <map>
 
 #include "common/checked_math.h"
+#include "onnx/dropout_identity.h"
+#include "onnx/fold_scatter_nd.h"
 #include "onnx/onnx_limits.h"
 
 namespace vitrt::convert {
@@ -19,11 +21,12 @@ using NodeProto = onnx::NodeProto;
 using TP = onnx::TensorProto;
 
 const char* const kFoldable[] = {
-    "Constant",  "Identity", "Dropout", "Cast",  "Shape",   "Size",    "ConstantOfShape", "Range",  "Gather",
-    "Unsqueeze", "Squeeze",  "Concat",  "Slice", "Reshape", "Flatten", "Transpose",       "Expand", "Add",
-    "Sub",       "Mul",      "Div",     "Neg",   "Abs",     "Sqrt",    "Reciprocal",      "Pow",    "Equal",
-    "Less",      "Greater",  "Where",   "Not",   "Min",     "Max",     "Floor",           "Ceil",   "EyeLike",
-    nullptr};
+    "Constant", "Identity",  "Dropout",   "Cast",       "Shape",  "Size",      "ConstantOfShape",
+    "Range",    "Gather",    "Unsqueeze", "Squeeze",    "Concat", "Slice",     "Reshape",
+    "Flatten",  "Transpose", "Expand",    "Add",        "Sub",    "Mul",       "Div",
+    "Neg",      "Abs",       "Sqrt",      "Reciprocal", "Pow",    "Equal",     "Less",
+    "Greater",  "Where",     "Not",       "Min",        "Max",    "Floor",     "Ceil",
+    "EyeLike",  "Mod",       "And",       "Or",         "Xor",    "ScatterND", nullptr};
 
 bool is_float_onnx(int32_t t) {
   return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
@@ -144,7 +147,8 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
   VITRT_RETURN_IF_ERROR(broadcast(cx, n, in, &shape));
   int64_t total;
   VITRT_RETURN_IF_ERROR(check_size(cx, n, shape, &total));
-  const bool compare = op == "Equal" || op == "Less" || op == "Greater" || op == "Not";
+  const bool logic = op == "Not" || op == "And" || op == "Or" || op == "Xor";
+  const bool compare = op == "Equal" || op == "Less" || op == "Greater" || logic;
   bool any_float = false;
   for (const OnnxValue* v : in) any_float |= v->kind == ConstKind::kFloat && !(op == "Where" && v == in[0]);
   const ConstKind kind = compare ? ConstKind::kInt : any_float ? ConstKind::kFloat : ConstKind::kInt;
@@ -203,7 +207,7 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
         return cx.unsupported_node(n, "its result " + a.str() + " " + op + " " + b.str() +
                                           " depends on the batch in a form the importer does not fold");
       };
-      if (compare && any_float && op != "Not") {
+      if (compare && any_float && !logic) {
         const double x = as_double(*in[0], at[0]), y = as_double(*in[1], at[1]);
         out->i[e] = SymDim::of(op == "Equal" ? x == y : op == "Less" ? x < y : x > y);
       } else if (op == "Add") {
@@ -242,6 +246,21 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
       } else if (op == "Not") {
         if (!a.is_static()) return batch_dependent();
         out->i[e] = SymDim::of(a.c == 0);
+      } else if (logic) {
+        if (!a.is_static() || !b.is_static()) return batch_dependent();
+        const bool x = a.c != 0, y = b.c != 0;
+        out->i[e] = SymDim::of(op == "And" ? x && y : op == "Or" ? x || y : x != y);
+      } else if (op == "Mod") {
+        // fmod = 1: C's remainder (the dividend's sign); fmod = 0: the divisor's sign, as numpy.mod (ONNX's
+        // reference implementation). c + k·B mod m is c mod m when m divides k (fmod 0 only: C's remainder
+        // depends on the sign of the whole dividend).
+        if (!b.is_static()) return batch_dependent();
+        if (b.c == 0) return cx.bad_node(n, "integer modulo by zero");
+        const bool fmod = cx.attr_int(n, "fmod", 0) != 0;
+        if (!a.is_static() && (fmod || a.k % b.c != 0)) return batch_dependent();
+        int64_t r = b.c == -1 ? 0 : a.c % b.c;
+        if (!fmod && r != 0 && ((r < 0) != (b.c < 0))) r += b.c;
+        out->i[e] = SymDim::of(r);
       } else if (op == "Equal" || op == "Less" || op == "Greater") {
         if (a.is_static() && b.is_static()) {
           out->i[e] = SymDim::of(op == "Equal" ? a.c == b.c : op == "Less" ? a.c < b.c : a.c > b.c);
@@ -647,6 +666,11 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
     gather_elems(*in[0], out, [&](const std::vector<int64_t>& o) { return bcast_index(*in[0], o); });
     return Status::Ok();
   }
+  if (op == "ScatterND") return fold_scatter_nd(cx, n, *in[0], *in[1], *in[2], out);
+  if (op == "Mod") {
+    const int64_t fmod = cx.attr_int(n, "fmod", 0);
+    if (fmod != 0 && fmod != 1) return cx.bad_node(n, "fmod " + std::to_string(fmod) + ", expected 0 or 1");
+  }
   std::vector<const OnnxValue*> args(in.begin(), in.end());
   if (op == "Where" && args.size() != 3) return cx.bad_node(n, "needs 3 inputs");
   return elementwise(cx, n, args, out);
@@ -678,15 +702,20 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
     if ((!v->is_const || v->pending_expand) && !shape_only) return Status::Ok();
     in.push_back(v);
   }
+  // Float remainders are computed by the IR's Fmod / Mod kernels (fold_by_reference.h); integer ones here.
+  if (op == "Mod")
+    for (const OnnxValue* v : in)
+      if (v && v->kind == ConstKind::kFloat) return Status::Ok();
   // An Expand to a batch-dependent shape is no constant: the lowering keeps it for the Concat that reads it.
   if (op == "Expand" && in.size() > 1 && in[1])
     for (const SymDim& d : in[1]->i)
       if (!d.is_static()) return Status::Ok();
   // The inputs each op reads unconditionally must be there (a hostile node may have any number).
   static const std::map<std::string, size_t> kRequired = {
-      {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3}, {"Gather", 2}, {"Reshape", 2},
-      {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},   {"Div", 2},    {"Pow", 2},
-      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 1},   {"Max", 1}};
+      {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3},    {"Gather", 2}, {"Reshape", 2},
+      {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},      {"Div", 2},    {"Pow", 2},
+      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 1},      {"Max", 1},    {"Mod", 2},
+      {"And", 2},      {"Or", 2},    {"Xor", 2},     {"ScatterND", 3}};
   const auto req = kRequired.find(op);
   const size_t required = req == kRequired.end() ? 1 : req->second;
   // Every op but these (whose optional inputs are read only when present) reads every input it is given.
@@ -695,9 +724,7 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
   for (size_t i = 0; i < in.size(); ++i)
     if (!in[i] && (i < required || reads_all))
       return cx.bad_node(n, "input " + std::to_string(i) + " is missing");
-  if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty() &&
-      (!cx.consumers(n.output(1)).empty() || cx.is_graph_output(n.output(1))))
-    return cx.unsupported_node(n, "its mask output is read");
+  if (op == "Dropout") VITRT_RETURN_IF_ERROR(check_dropout_identity(cx, n));
   OnnxValue out;
   VITRT_RETURN_IF_ERROR(fold(cx, n, in, &out));
   if (n.output_size() < 1) return cx.bad_node(n, "has no output");

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/checked_math.h"
+#include "onnx/dropout_identity.h"
 #include "onnx/lower_common.h"
 
 namespace vitrt::convert {
@@ -53,15 +54,7 @@ Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<Sy
 Status lower_identity(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
-  if (n.op_type() == "Dropout") {
-    if (cx.has_input(n, 2)) {
-      OnnxValue* training;
-      VITRT_RETURN_IF_ERROR(in(cx, n, 2, &training));
-      if (!training->is_const || training->numel() != 1 || training->i.empty() || training->i[0].c != 0)
-        return cx.unsupported_node(n, "training_mode must be a constant false");
-    }
-    if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its mask output is read");
-  }
+  if (n.op_type() == "Dropout") VITRT_RETURN_IF_ERROR(check_dropout_identity(cx, n));
   OnnxValue v = *x;
   if (n.op_type() == "Cast") {
     const int64_t to = cx.attr_int(n, "to", 0);

@@ -3,9 +3,10 @@
 #pragma once
 // Folding at import: the shape machinery of exported graphs (Shape, Size, Constant, ConstantOfShape, Range,
 // Gather/Slice/Concat/Unsqueeze/Squeeze/Reshape of shape values, integer and float arithmetic on constants,
-// Equal/Where, Cast, EyeLike) is evaluated once while importing, so no such op reaches the IR. Shape values
-// may hold the batch (c + k·B, onnx/sym_dim.h); arithmetic that cannot stay in that form is refused, naming
-// the node.
+// integer Mod, Equal/Where, Not/And/Or/Xor, ScatterND, Cast, EyeLike) is evaluated once while importing, so
+// no such op reaches the IR. Shape values may hold the batch (c + k·B, onnx/sym_dim.h); arithmetic that
+// cannot stay in that form is refused, naming the node. Float nodes of constants without an evaluator here
+// are folded by the reference kernels (onnx/fold_by_reference.h).
 #include <onnx/onnx_pb.h>
 
 #include "onnx/import_context.h"

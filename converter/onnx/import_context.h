@@ -77,6 +77,15 @@ class ImportContext {
   // Adds the graph input `name` with shape `dims` (kDynamicDim where the batch is) and binds it.
   void add_input(const std::string& name, const std::vector<SymDim>& dims);
 
+  // Drops the IR nodes and tensors added after the first `nodes` and `tensors` (fold_by_reference.h lowers
+  // a node of constants, evaluates the ops it added and then removes them).
+  void drop_ir_since(size_t nodes, size_t tensors) {
+    ir_.nodes.resize(nodes);
+    ir_.tensors.resize(tensors);
+    s1_.resize(tensors);
+    s2_.resize(tensors);
+  }
+
   // Static shape of an activation at batch 1 (for ops whose geometry must be static apart from the batch).
   const Shape& shape1(int32_t tensor) const { return s1_[tensor]; }
 

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "ir/shape_propagation.h"
+#include "onnx/fold_by_reference.h"
 #include "onnx/fold_ops.h"
 #include "onnx/graph_normalize.h"
 #include "onnx/import_context.h"
@@ -146,7 +147,8 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
       ++patterns;
       continue;
     }
-    VITRT_RETURN_IF_ERROR(lower_node(cx, i));
+    VITRT_RETURN_IF_ERROR(lower_or_fold(cx, i, &done, log));
+    if (done) ++folded_count;
   }
   Graph& ir = cx.ir();
   for (const auto& o_ : g.output()) {
@@ -179,7 +181,7 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
             " nn.MultiheadAttention blocks rewritten in the packed-qkv form (docs/onnx.md)\n";
   VITRT_RETURN_IF_ERROR(resolve_activation_shapes(&ir));
   *log += "onnx: " + std::to_string(ir.nodes.size()) + " IR ops (" + std::to_string(patterns) +
-          " patterns recognised, " + std::to_string(folded_count) + " shape nodes folded)\n";
+          " patterns recognised, " + std::to_string(folded_count) + " nodes folded)\n";
   *out = std::move(ir);
   return Status::Ok();
 }

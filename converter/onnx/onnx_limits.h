@@ -22,6 +22,10 @@ constexpr uint64_t kMaxExternalBytes = uint64_t{64} << 30;
 constexpr int64_t kMaxOnnxTensorElements = int64_t{1} << 32;
 // Elements of a constant the shape machinery may compute (Range, ConstantOfShape, arithmetic on constants).
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+// Work of evaluating one node of constants with the reference kernels at import (onnx/fold_by_reference.h),
+// counted as elements read plus multiply-adds: about a second; a node over it is computed at run time
+// instead.
+constexpr int64_t kMaxFoldedWork = int64_t{1} << 30;
 // Opsets of the default domain the importer understands.
 constexpr int64_t kMinOnnxOpset = 11;
 constexpr int64_t kMaxOnnxOpset = 18;  // at 18 only the ops of onnx/opset_forms.cpp

@@ -36,6 +36,44 @@ Node make_node(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, int32_t 
   return n;
 }
 
+namespace {
+
+void drop_unreferenced_tensors(Graph& g) {
+  std::vector<int32_t> index(g.tensors.size(), -1);
+  auto keep = [&](int32_t t) {
+    if (t != kAbsent) index[t] = 0;
+  };
+  for (const Node& n : g.nodes) {
+    for (int32_t t : n.inputs) keep(t);
+    for (int32_t t : n.outputs) keep(t);
+  }
+  for (int32_t t : g.inputs) keep(t);
+  for (int32_t t : g.outputs) keep(t);
+  std::vector<Tensor> kept;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (index[t] < 0) continue;
+    index[t] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(g.tensors[t]));
+  }
+  if (kept.size() == g.tensors.size()) {
+    g.tensors = std::move(kept);
+    return;
+  }
+  auto remap = [&](std::vector<int32_t>& ts) {
+    for (int32_t& t : ts)
+      if (t != kAbsent) t = index[t];
+  };
+  for (Node& n : g.nodes) {
+    remap(n.inputs);
+    remap(n.outputs);
+  }
+  remap(g.inputs);
+  remap(g.outputs);
+  g.tensors = std::move(kept);
+}
+
+}  // namespace
+
 void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector<Node>> before) {
   // Readers as they will be once the flagged nodes are gone and the new ones are in.
   GraphUses uses(g);
@@ -69,6 +107,7 @@ void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector
     if (!erase[i]) nodes.push_back(std::move(g.nodes[i]));
   }
   g.nodes = std::move(nodes);
+  drop_unreferenced_tensors(g);
 }
 
 }  // namespace vitrt::convert

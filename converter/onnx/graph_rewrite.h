@@ -23,7 +23,9 @@ struct GraphUses {
 Node make_node(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, int32_t output, std::string name);
 
 // Rebuilds the node list: before[i] goes ahead of node i, flagged nodes are dropped. Afterwards, every node
-// that only fed dropped nodes (transitively) is dropped too, so a rewrite need not trace what it left unread.
+// that only fed dropped nodes (transitively) is dropped too, so a rewrite need not trace what it left unread,
+// and the tensors no node, input or output refers to any more are removed (indices renumbered in order), so
+// the model file does not carry them.
 void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector<Node>> before);
 
 }  // namespace vitrt::convert

@@ -11,6 +11,7 @@
 // weight move by one ulp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -90,6 +91,14 @@ TEST_CASE(
     std::string log;
     Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
     REQUIRE_MESSAGE(st.ok(), st.message());
+    // The rewrite leaves no tensor behind that nothing refers to (graph_rewrite.h, splice_and_prune).
+    std::vector<bool> referenced(g.tensors.size(), false);
+    for (const Node& node : g.nodes)
+      for (const auto* ts : {&node.inputs, &node.outputs})
+        for (int32_t t : *ts)
+          if (t != kAbsent) referenced[t] = true;
+    for (int32_t t : g.inputs) referenced[t] = true;
+    CHECK(std::count(referenced.begin(), referenced.end(), false) == 0);
     std::vector<uint8_t> bytes, nudged_bytes[2];
     auto model = test::load_graph(g, &bytes);
     std::shared_ptr<const Model> nudged[2];

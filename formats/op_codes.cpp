@@ -67,6 +67,8 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kSqueezeExcite, B::SQUEEZE_EXCITE, O::SqueezeExciteOptions),
     stored(OpType::kFmod, B::FMOD, O::NONE),
     stored(OpType::kMod, B::MOD, O::NONE),
+    stored(OpType::kConvTranspose, B::CONV_TRANSPOSE, O::ConvTransposeOptions),
+    stored(OpType::kArgMax, B::ARG_MAX, O::ArgMaxOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

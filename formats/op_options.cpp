@@ -158,6 +158,21 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
               .Union();
       break;
     }
+    case OpType::kConvTranspose: {
+      const auto& a = std::get<ConvTransposeAttrs>(node.attrs);
+      e.offset = fb::CreateConvTransposeOptions(fbb, a.stride_h, a.stride_w, a.pad_top, a.pad_left,
+                                                a.pad_bottom, a.pad_right, a.dilation_h, a.dilation_w,
+                                                a.output_padding_h, a.output_padding_w, a.groups)
+                     .Union();
+      break;
+    }
+    case OpType::kArgMax: {
+      const auto& a = std::get<ArgMaxAttrs>(node.attrs);
+      e.offset = fb::CreateArgMaxOptions(fbb, static_cast<fb::ArgKind>(a.kind), a.axis, a.keepdims,
+                                         a.select_last_index)
+                     .Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -378,6 +393,31 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const std::string why = squeeze_excite_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": SqueezeExcite options: " + why);
       *out = a;
+      break;
+    }
+    case OpType::kConvTranspose: {
+      // Sizes are checked by the op's shape inference (core/ops/conv_transpose.cpp), which names the op.
+      const auto* o = op.options_as_ConvTransposeOptions();
+      ConvTransposeAttrs a;
+      a.stride_h = o->stride_h();
+      a.stride_w = o->stride_w();
+      a.pad_top = o->pad_top();
+      a.pad_left = o->pad_left();
+      a.pad_bottom = o->pad_bottom();
+      a.pad_right = o->pad_right();
+      a.dilation_h = o->dilation_h();
+      a.dilation_w = o->dilation_w();
+      a.output_padding_h = o->output_padding_h();
+      a.output_padding_w = o->output_padding_w();
+      a.groups = o->groups();
+      *out = a;
+      break;
+    }
+    case OpType::kArgMax: {
+      const auto* o = op.options_as_ArgMaxOptions();
+      const int kind = static_cast<int>(o->kind());
+      if (kind < 0 || kind > 1) return bad_enum("kind");
+      *out = ArgMaxAttrs{static_cast<ArgKind>(kind), o->axis(), o->keepdims(), o->select_last_index()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

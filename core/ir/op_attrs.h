@@ -288,13 +288,42 @@ struct SqueezeExciteAttrs {
   float gate_alpha = 0.0f, gate_beta = 0.0f;  // kHardSigmoid's, both finite; 0 for kSigmoid
 };
 
+// Transposed convolution (ONNX ConvTranspose, PyTorch conv_transpose2d; docs/onnx.md): src [B,Cin,H,W],
+// weight [Cin, Cout/groups, kh, kw] (ONNX's and PyTorch's layout), bias [Cout]? -> [B,Cout,Ho,Wo]. Each input
+// pixel (iy, ix) of channel ci in group g scatters x·W[ci, co - g·Cout/groups, ky, kx] onto output row
+// oy = iy·stride_h − pad_top + ky·dilation_h and column ox = ix·stride_w − pad_left + kx·dilation_w; taps
+// outside the output are dropped. Along each axis out = (in − 1)·stride − pad_begin − pad_end +
+// (kernel − 1)·dilation + 1 + output_padding (output_padding adds rows/columns at the end, reached by taps
+// only where the pads crop). Pads and output_padding are >= 0; ONNX's auto_pad and output_shape are resolved
+// into them at import.
+struct ConvTransposeAttrs {
+  int32_t stride_h = 1, stride_w = 1;
+  int32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int32_t dilation_h = 1, dilation_w = 1;
+  int32_t output_padding_h = 0, output_padding_w = 0;
+  int32_t groups = 1;
+};
+
+// The index of the largest (kMax) or smallest (kMin) element along `axis` (ONNX ArgMax / ArgMin), written
+// as a float32 value (exact: shape inference refuses an axis longer than 2^24). The axis is dropped, or kept
+// as 1 with keepdims. Ties go to the first index, or the last with select_last_index. A NaN wins over every
+// number (numpy.argmax / argmin, which ONNX's reference uses): the first NaN, or the last with
+// select_last_index. Values match `ArgKind` in the schema.
+enum class ArgKind : int8_t { kMax = 0, kMin = 1 };
+struct ArgMaxAttrs {
+  ArgKind kind = ArgKind::kMax;
+  int32_t axis = 0;  // negative counts from the end
+  bool keepdims = true;
+  bool select_last_index = false;
+};
+
 struct NoAttrs {};
 
-using OpAttrs =
-    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
-                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
-                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs>;
+using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
+                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
+                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
+                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
+                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
+                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs>;
 
 }  // namespace vitrt

@@ -61,4 +61,6 @@
   X(Expand, ExpandAttrs, infer_expand, 1, 1, 1, 1, 1, kSerialised)                                    \
   X(SqueezeExcite, SqueezeExciteAttrs, infer_squeeze_excite, 2, 5, 1, 1, 1, kSerialised)              \
   X(Fmod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                \
-  X(Mod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)
+  X(Mod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
+  X(ConvTranspose, ConvTransposeAttrs, infer_conv_transpose, 2, 3, 1, 1, 1, kSerialised)              \
+  X(ArgMax, ArgMaxAttrs, infer_arg_max, 1, 1, 1, 1, 1, kSerialised)

@@ -48,6 +48,12 @@ bool conv_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, i
 bool pool_output_size(int64_t in, int64_t kernel, int64_t pad_begin, int64_t pad_end, int64_t stride,
                       int64_t dilation, bool ceil_mode, int64_t* out);
 
+// Output length of a transposed convolution along one axis (core/ir/op_attrs.h, ConvTransposeAttrs):
+// (in − 1)·stride − pad_begin − pad_end + (kernel − 1)·dilation + 1 + output_padding, in checked int64; false
+// when an argument is out of range, the arithmetic overflows or the result is below 1.
+bool conv_transpose_output_size(int64_t in, int64_t kernel, int64_t pad_begin, int64_t pad_end,
+                                int64_t stride, int64_t dilation, int64_t output_padding, int64_t* out);
+
 // The elements x[start:end:step] of an axis of length n keeps (core/ir/op_attrs.h, SliceAttrs): the index
 // of the first and how many; false when the range is empty, n < 1 or the step is 0 or INT64_MIN.
 bool slice_range(int64_t n, const SliceAttrs& a, int64_t* first, int64_t* count);

@@ -158,7 +158,9 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kExpand,
                    OpType::kSqueezeExcite,
                    OpType::kFmod,
-                   OpType::kMod})
+                   OpType::kMod,
+                   OpType::kConvTranspose,
+                   OpType::kArgMax})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

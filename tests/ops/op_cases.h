@@ -216,6 +216,24 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.gate_beta = j.at("gate_beta");
       return a;
     }
+    case OpType::kConvTranspose: {
+      ConvTransposeAttrs a;
+      a.stride_h = j.at("stride_h");
+      a.stride_w = j.at("stride_w");
+      a.pad_top = j.at("pad_top");
+      a.pad_left = j.at("pad_left");
+      a.pad_bottom = j.at("pad_bottom");
+      a.pad_right = j.at("pad_right");
+      a.dilation_h = j.at("dilation_h");
+      a.dilation_w = j.at("dilation_w");
+      a.output_padding_h = j.at("output_padding_h");
+      a.output_padding_w = j.at("output_padding_w");
+      a.groups = j.at("groups");
+      return a;
+    }
+    case OpType::kArgMax:
+      return ArgMaxAttrs{j.at("kind") == "min" ? ArgKind::kMin : ArgKind::kMax, j.at("axis").get<int32_t>(),
+                         j.at("keepdims").get<bool>(), j.at("select_last_index").get<bool>()};
     default:
       return NoAttrs{};
   }

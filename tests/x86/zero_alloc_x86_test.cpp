@@ -93,6 +93,34 @@ Graph conv_linear_model() {
   return g;
 }
 
+// image [B,3,5,6] -> ConvTranspose 3x3 s2, pads 1/0/0/1, output_padding 1, groups 3 [B,6,11,13] -> ArgMax
+// over the channels [B,11,13]: the GEMM kernel's panels and C block come from the planned workspace.
+Graph conv_transpose_arg_max_model() {
+  Graph g;
+  const int32_t x = g.add_activation("image", Shape{kDynamicDim, 3, 5, 6});
+  g.inputs = {x};
+  ConvTransposeAttrs a;
+  a.stride_h = a.stride_w = 2;
+  a.pad_top = 1;
+  a.pad_right = 1;
+  a.output_padding_h = a.output_padding_w = 1;
+  a.groups = 3;
+  const int32_t w = g.add_constant("up.w", Shape{3, 2, 3, 3}, pseudo_random(54, 11, 0.3f));
+  const int32_t b = g.add_constant("up.b", Shape{6}, pseudo_random(6, 12, 0.3f));
+  const int32_t up = g.add_activation("up", Shape());
+  g.add_node(OpType::kConvTranspose, a, {x, w, b}, {up}, "up");
+  const int32_t idx = g.add_activation("classes", Shape());
+  g.add_node(OpType::kArgMax, ArgMaxAttrs{ArgKind::kMax, 1, false, false}, {up}, {idx}, "argmax");
+  g.outputs = {idx};
+  g.metadata.producer = "x86 zero-allocation test";
+  g.metadata.arch = "tiny";
+  g.metadata.preprocess.resize_shorter = 6;
+  g.metadata.preprocess.crop_h = 5;
+  g.metadata.preprocess.crop_w = 6;
+  (void)resolve_activation_shapes(&g);
+  return g;
+}
+
 std::shared_ptr<const Model> load(const Graph& g) {
   static std::vector<uint8_t> bytes;
   static std::unique_ptr<uint8_t, decltype(&std::free)> aligned(nullptr, &std::free);
@@ -126,8 +154,7 @@ TEST_CASE("the allocation counter sees malloc, operator new and aligned allocati
   CHECK(g_allocations.load() >= 4);  // malloc, new (the vector), its buffer, aligned_alloc
 }
 
-TEST_CASE("cpu backend: Session::run allocates nothing (Linear + Conv2d model, both ISAs, 1-2 threads)") {
-  const auto model = load(conv_linear_model());
+void check_runs_allocate_nothing(const std::shared_ptr<const Model>& model) {
   const X86Isa top = x86_detect_isa();
   for (X86Isa isa : {X86Isa::kAvx512, X86Isa::kAvx2}) {
     if (isa > top) continue;
@@ -167,6 +194,15 @@ TEST_CASE("cpu backend: Session::run allocates nothing (Linear + Conv2d model, b
         CHECK(std::fabs(y[i] - want[i]) <= 1e-5f * (1 + std::fabs(want[i])));
     }
   }
+}
+
+TEST_CASE("cpu backend: Session::run allocates nothing (Linear + Conv2d model, both ISAs, 1-2 threads)") {
+  check_runs_allocate_nothing(load(conv_linear_model()));
+}
+
+TEST_CASE(
+    "cpu backend: Session::run allocates nothing (ConvTranspose + ArgMax model, both ISAs, 1-2 threads)") {
+  check_runs_allocate_nothing(load(conv_transpose_arg_max_model()));
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ Status create_where(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ker
 Status create_pad(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_expand(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_squeeze_excite(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_conv_transpose(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_arg_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
 }  // namespace ref
 }  // namespace vitrt

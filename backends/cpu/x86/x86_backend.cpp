@@ -62,6 +62,8 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kSqueezeExcite, create_squeeze_excite),
     Table::reference(OpType::kFmod),
     Table::reference(OpType::kMod),
+    Table::kernel(OpType::kConvTranspose, create_conv_transpose),
+    Table::kernel(OpType::kArgMax, create_arg_max),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -69,6 +69,13 @@ Status create_pool2d(const std::shared_ptr<Context>&, const KernelPlan&, std::un
 Status create_squeeze_excite(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                              KernelInfo*);
 
+// ConvTranspose: packed GEMM panels, then col2im, threaded over (image, group) (conv_transpose.cpp).
+Status create_conv_transpose(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                             KernelInfo*);
+// ArgMax / ArgMin, threaded over the output (arg_max.cpp).
+Status create_arg_max(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                      KernelInfo*);
+
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).
 inline int run_threads(const KernelArgs& args, int planned) {

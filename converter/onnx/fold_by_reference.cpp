@@ -46,8 +46,10 @@ double work_of(ImportContext& cx, const Node& node) {
 }
 
 // Runs IR nodes [first, end) of the graph being built, whose inputs are constants or outputs of earlier nodes
-// of the range, with the reference backend; each output becomes a constant tensor holding its values.
-Status evaluate(ImportContext& cx, const onnx::NodeProto& n, size_t first) {
+// of the range, with the reference backend; each output becomes a constant tensor holding its values. A
+// kernel that declines or fails gives *why (the ops then stay activations, computed at run time as before
+// folding existed, where the chosen backend may well take them).
+Status evaluate(ImportContext& cx, const onnx::NodeProto& n, size_t first, std::string* why) {
   Graph& ir = cx.ir();
   std::unique_ptr<Backend> ref = create_reference_backend();
   for (size_t k = first; k < ir.nodes.size(); ++k) {
@@ -92,8 +94,16 @@ Status evaluate(ImportContext& cx, const onnx::NodeProto& n, size_t first) {
       args.workspace_bytes = info.workspace_bytes;
     }
     if (st.ok()) st = kernel->run(args);
-    if (!st.ok())
-      return cx.bad_node(n, "folding it at import (its inputs are constants) failed: " + st.message());
+    if (!st.ok()) {
+      *why = st.message().empty() ? "no reason given" : st.message();
+      for (size_t j = first; j < k; ++j)
+        for (int32_t o : ir.nodes[j].outputs) {
+          ir.tensors[o].is_constant = false;
+          ir.tensors[o].constant = ConstantData{};
+          ir.tensors[o].shape = Shape();
+        }
+      return Status::Ok();
+    }
     for (int o = 0; o < plan.num_dst; ++o) {
       Tensor& t = ir.tensors[node.outputs[o]];
       t.is_constant = true;
@@ -182,7 +192,13 @@ Status lower_or_fold(ImportContext& cx, int index, bool* folded, std::string* lo
             " allowed for folding one node; computed at run time\n";
     return Status::Ok();
   }
-  VITRT_RETURN_IF_ERROR(evaluate(cx, n, first_node));
+  std::string why;
+  VITRT_RETURN_IF_ERROR(evaluate(cx, n, first_node, &why));
+  if (!why.empty()) {
+    *log += "onnx: " + cx.where(n) + " not folded: the reference kernel declined it (" + why +
+            "); computed at run time\n";
+    return Status::Ok();
+  }
   for (const std::string& name : bound) {
     OnnxValue* v = name.empty() ? nullptr : cx.find(name);
     if (!v) continue;

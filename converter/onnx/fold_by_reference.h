@@ -17,7 +17,8 @@ namespace vitrt::convert {
 // Lowers node `index` (the caller found no fold_ops evaluator or pattern for it). When every input is a
 // constant, evaluates what the lowering added and binds the node's outputs as constants (*folded true). A
 // result over kMaxFoldedElements elements is not folded: its ops stay in the graph, computed at run time, and
-// `log` says so naming the node and the size. Errors are the lowering's, or a kernel's naming the node.
+// `log` says so naming the node and the size; so is a node whose reference kernel declines it (the log gives
+// the kernel's reason). Errors are the lowering's.
 Status lower_or_fold(ImportContext& cx, int index, bool* folded, std::string* log);
 
 }  // namespace vitrt::convert

@@ -2,12 +2,16 @@
 // Copyright the vitrt authors.
 #include "onnx/onnx_file.h"
 
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <memory>
-#include <vector>
+#include <cstring>
 
 #include "checkpoint/read_limits.h"
 #include "onnx/onnx_limits.h"
@@ -54,18 +58,18 @@ int64_t onnx_opset(const onnx::ModelProto& model) {
   return -1;
 }
 
-Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& name, onnx::ModelProto* model) {
-  if (size == 0) return bad_input("'" + name + "' is empty");
-  if (size > kMaxOnnxFileBytes)
-    return bad_input("'" + name + "' has " + std::to_string(size) + " bytes, more than the " +
-                     std::to_string(kMaxOnnxFileBytes) +
-                     "-byte limit of a protobuf message (keep large weights in external data files)");
-  google::protobuf::io::ArrayInputStream array(data, static_cast<int>(size));
-  google::protobuf::io::CodedInputStream coded(&array);
+namespace {
+
+// Parses `size` bytes of `stream` into `model` under protobuf's total-bytes limit (the size) and recursion
+// limit, requiring all `size` bytes to make up the message; then the checks every ONNX model gets.
+Status parse_stream(google::protobuf::io::ZeroCopyInputStream* stream, size_t size, const std::string& name,
+                    onnx::ModelProto* model) {
+  google::protobuf::io::CodedInputStream coded(stream);
   coded.SetTotalBytesLimit(static_cast<int>(size));
   coded.SetRecursionLimit(kMaxOnnxRecursion);
   model->Clear();
-  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
+      static_cast<size_t>(coded.CurrentPosition()) != size)
     return bad_input(
         "'" + name +
         "' is not a valid ONNX model: the protobuf parser rejected it (truncated or corrupt file, or "
@@ -91,26 +95,48 @@ Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& nam
   return Status::Ok();
 }
 
+Status check_size(uint64_t size, const std::string& name) {
+  if (size == 0) return bad_input("'" + name + "' is empty");
+  if (size > kMaxOnnxFileBytes)
+    return bad_input("'" + name + "' has " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(kMaxOnnxFileBytes) +
+                     "-byte limit of a protobuf message (keep large weights in external data files)");
+  return Status::Ok();
+}
+
+// Closes a file descriptor when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& name, onnx::ModelProto* model) {
+  VITRT_RETURN_IF_ERROR(check_size(size, name));
+  google::protobuf::io::ArrayInputStream array(data, static_cast<int>(size));
+  return parse_stream(&array, size, name, model);
+}
+
 Status read_onnx_model(const std::string& path, onnx::ModelProto* model) {
   uint64_t size = 0;
   VITRT_RETURN_IF_ERROR(regular_file_size(path, &size).with_context("'" + path + "'"));
-  if (size > kMaxOnnxFileBytes)
-    return bad_input("'" + path + "' has " + std::to_string(size) + " bytes, more than the " +
-                     std::to_string(kMaxOnnxFileBytes) +
-                     "-byte limit of a protobuf message (keep large weights in external data files)");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return io_error("cannot open '" + path + "'");
-  std::vector<uint8_t> bytes;
-  try {
-    bytes.resize(static_cast<size_t>(size));
-  } catch (const std::bad_alloc&) {
-    std::fclose(f);
-    return out_of_memory("out of memory reading '" + path + "'");
-  }
-  const size_t got = size ? std::fread(bytes.data(), 1, bytes.size(), f) : 0;
-  std::fclose(f);
-  if (got != bytes.size()) return io_error("short read of '" + path + "'");
-  return parse_onnx_model(bytes.data(), bytes.size(), path, model);
+  VITRT_RETURN_IF_ERROR(check_size(size, path));
+  // O_NONBLOCK: a FIFO swapped in after the check above must not block the open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  FdCloser closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != size)
+    return io_error("'" + path + "' changed while it was opened");
+  // Parsed from the file in 1 MiB reads rather than from a copy of the whole file: the parsed message
+  // (above all its initializers' raw data) is the only copy of the bytes in memory (docs/onnx.md, Cost of an
+  // import).
+  google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+  Status st_parse = parse_stream(&stream, static_cast<size_t>(size), path, model);
+  if (stream.GetErrno() != 0)
+    return io_error("cannot read '" + path + "': " + std::strerror(stream.GetErrno()));
+  return st_parse;
 }
 
 }  // namespace vitrt::convert

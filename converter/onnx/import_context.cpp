@@ -160,6 +160,16 @@ bool ImportContext::is_graph_output(const std::string& name) const {
   return false;
 }
 
+void ImportContext::release_constants_read_last_by(int node) {
+  for (const std::string& in : graph_.node(node).input()) {
+    if (in.empty() || is_graph_output(in)) continue;
+    const auto c = consumers_.find(in);
+    if (c == consumers_.end() || c->second.back() > node) continue;
+    const auto v = values_.find(in);
+    if (v != values_.end() && v->second.is_const) values_.erase(v);
+  }
+}
+
 int ImportContext::single_consumer(const std::string& name) const {
   const auto& c = consumers(name);
   if (c.size() != 1 || is_graph_output(name)) return -1;

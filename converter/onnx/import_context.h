@@ -56,6 +56,11 @@ class ImportContext {
   bool is_graph_output(const std::string& name) const;
   void consume(int node) { consumed_[node] = true; }
   bool consumed(int node) const { return consumed_[node]; }
+  // Forgets the constants no node after `node` reads (and no graph output is): once node `node` is imported
+  // (lowered, folded or consumed by a pattern), their values live on only in the IR constants made from
+  // them, so a model's weights are not held twice (docs/onnx.md, Cost of an import). A later lookup of such
+  // a name finds nothing, as for a name never defined.
+  void release_constants_read_last_by(int node);
 
   // A model exported with a static batch N (torch.onnx.export without dynamic_axes): its input's first
   // dimension was N in the file; 0 when it was symbolic. Reshape targets that start with N and constants of

@@ -19,13 +19,18 @@
 namespace vitrt::convert {
 namespace {
 
-Status bind_initializers(ImportContext& cx, const onnx::GraphProto& g) {
-  for (const auto& t : g.initializer()) {
+// Binds every initializer to its constant value. With `release` (the model's own graph, which the caller
+// gives up), each initializer's data is freed as soon as it is converted, so the file's weights and their
+// float32 values are never both held in full.
+Status bind_initializers(ImportContext& cx, const onnx::GraphProto& g, onnx::GraphProto* release) {
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    const onnx::TensorProto& t = g.initializer(k);
     if (t.name().empty()) return bad_input("an initializer has no name");
     if (cx.find(t.name())) return bad_input("initializer '" + t.name() + "' is defined twice");
     OnnxValue v;
     VITRT_RETURN_IF_ERROR(tensor_to_value(t, "initializer '" + t.name() + "'", &cx.external(), &v));
     cx.set(t.name(), std::move(v));
+    if (release) release_tensor_data(release->mutable_initializer(k));
   }
   if (g.sparse_initializer_size()) return unsupported("sparse initializers are not supported");
   return Status::Ok();
@@ -116,7 +121,32 @@ Status prefold(ImportContext& cx) {
   return Status::Ok();
 }
 
-Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Graph* out, std::string* log) {
+// Folds, matches a pattern at, or lowers (and folds, when its inputs are constants) node i.
+Status import_node(ImportContext& cx, int i, int* folded_count, int* patterns, std::string* log) {
+  const auto& n = cx.onnx_graph().node(i);
+  for (int k = 0; k < n.input_size(); ++k) {
+    OnnxValue* v;
+    if (!n.input(k).empty()) VITRT_RETURN_IF_ERROR(cx.input(n, k, &v));
+  }
+  bool done = false;
+  VITRT_RETURN_IF_ERROR(fold_node(cx, n, &done));
+  if (done) {
+    ++*folded_count;
+    return Status::Ok();
+  }
+  VITRT_RETURN_IF_ERROR(match_patterns(cx, i, &done));
+  if (done) {
+    ++*patterns;
+    return Status::Ok();
+  }
+  VITRT_RETURN_IF_ERROR(lower_or_fold(cx, i, &done, log));
+  if (done) ++*folded_count;
+  return Status::Ok();
+}
+
+// `release`: the model's graph, whose initializer data is freed as it is converted (nullptr keeps it).
+Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, const OnnxImportOptions& o,
+                   Graph* out, std::string* log) {
   const int64_t opset = onnx_opset(model);
   const onnx::GraphProto& g = model.graph();
   *log += "onnx: opset " + std::to_string(opset) + ", producer '" + model.producer_name() + " " +
@@ -125,30 +155,13 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
   ImportContext cx(g, opset);
   VITRT_RETURN_IF_ERROR(check_opset_forms(cx));
   cx.external().model_dir = o.model_dir;
-  VITRT_RETURN_IF_ERROR(bind_initializers(cx, g));
+  VITRT_RETURN_IF_ERROR(bind_initializers(cx, g, release));
   VITRT_RETURN_IF_ERROR(bind_inputs(cx, g, o, log));
   VITRT_RETURN_IF_ERROR(prefold(cx));
   int folded_count = 0, patterns = 0;
   for (int i = 0; i < g.node_size(); ++i) {
-    if (cx.consumed(i)) continue;
-    const auto& n = g.node(i);
-    for (int k = 0; k < n.input_size(); ++k) {
-      OnnxValue* v;
-      if (!n.input(k).empty()) VITRT_RETURN_IF_ERROR(cx.input(n, k, &v));
-    }
-    bool done = false;
-    VITRT_RETURN_IF_ERROR(fold_node(cx, n, &done));
-    if (done) {
-      ++folded_count;
-      continue;
-    }
-    VITRT_RETURN_IF_ERROR(match_patterns(cx, i, &done));
-    if (done) {
-      ++patterns;
-      continue;
-    }
-    VITRT_RETURN_IF_ERROR(lower_or_fold(cx, i, &done, log));
-    if (done) ++folded_count;
+    if (!cx.consumed(i)) VITRT_RETURN_IF_ERROR(import_node(cx, i, &folded_count, &patterns, log));
+    cx.release_constants_read_last_by(i);
   }
   Graph& ir = cx.ir();
   for (const auto& o_ : g.output()) {
@@ -191,7 +204,16 @@ Status import_impl(const onnx::ModelProto& model, const OnnxImportOptions& o, Gr
 Status import_onnx(const onnx::ModelProto& model, const OnnxImportOptions& options, Graph* out,
                    std::string* log) {
   try {
-    return import_impl(model, options, out, log);
+    return import_impl(model, nullptr, options, out, log);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("out of memory while importing the ONNX model");
+  }
+}
+
+Status import_onnx_releasing(onnx::ModelProto* model, const OnnxImportOptions& options, Graph* out,
+                             std::string* log) {
+  try {
+    return import_impl(*model, model->mutable_graph(), options, out, log);
   } catch (const std::bad_alloc&) {
     return out_of_memory("out of memory while importing the ONNX model");
   }
@@ -206,9 +228,9 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
   const size_t slash = path.find_last_of('/');
   io.model_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   Graph g;
-  VITRT_RETURN_IF_ERROR(import_onnx(model, io, &g, log));
+  VITRT_RETURN_IF_ERROR(import_onnx_releasing(&model, io, &g, log));
   const int64_t opset = onnx_opset(model);
-  model.Clear();  // the graph owns copies of the weights
+  model.Clear();  // the rest of the model: names, nodes, attributes
 
   const Shape& in = g.tensors[g.inputs[0]].shape;
   if (in.rank != 4 || (in[1] != 1 && in[1] != 3))

@@ -33,6 +33,12 @@ struct OnnxImportOptions {
 Status import_onnx(const onnx::ModelProto& model, const OnnxImportOptions& options, Graph* out,
                    std::string* log);
 
+// The same for a model the caller gives up: each initializer's data is freed from `model` as soon as it is
+// converted, so the weights are held once, not as protobuf bytes and float32 values side by side
+// (docs/onnx.md, Cost of an import). `model` keeps everything else (nodes, names, shapes).
+Status import_onnx_releasing(onnx::ModelProto* model, const OnnxImportOptions& options, Graph* out,
+                             std::string* log);
+
 // vitrt-convert's ONNX route: reads `path` (onnx_file.h limits), imports it with --image-size, and fills the
 // metadata (preprocessing from the input's size and the options, labels class_i) as convert_checkpoint does.
 Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Graph* out, std::string* log);

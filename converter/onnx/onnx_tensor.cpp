@@ -319,6 +319,17 @@ Status tensor_to_value(const TP& t, const std::string& what, ExternalDataContext
   return Status::Ok();
 }
 
+void release_tensor_data(TP* t) {
+  // clear_*() keeps the capacity; swapping with empty containers frees it.
+  std::string().swap(*t->mutable_raw_data());
+  t->clear_raw_data();
+  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
+  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
+  google::protobuf::RepeatedField<uint64_t>().Swap(t->mutable_uint64_data());
+}
+
 std::string sym_dims_str(const std::vector<SymDim>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + d[i].str();

@@ -24,6 +24,10 @@ struct ExternalDataContext {
 Status tensor_to_value(const onnx::TensorProto& t, const std::string& what, ExternalDataContext* ext,
                        OnnxValue* out);
 
+// Frees the tensor's data (raw and typed; its memory, not just its size), keeping its name, type and dims:
+// for a caller done with the values tensor_to_value made.
+void release_tensor_data(onnx::TensorProto* t);
+
 // The path of an external data file `location` inside `model_dir`, or why it is refused: an absolute path,
 // a `..` component, an empty name, or a path that (after resolving symlinks) leaves the directory.
 Status resolve_external_path(const std::string& model_dir, const std::string& location, std::string* path);

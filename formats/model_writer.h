@@ -24,7 +24,9 @@ Status check_model_output_path(const std::string& path);
 // through), runs `check` on it when given, and only then renames it over `path`. Refuses (invalid_argument) a
 // `path` that exists and is not a regular file: a symlink, directory, FIFO, socket or device is never
 // replaced. Any failure removes the temporary and leaves `path` as it was; nothing else is ever removed.
-// Streams the weights: memory use does not grow with the model.
+// Streams the weights: memory use does not grow with the model. `check` runs once every byte of `graph` is in
+// the file, and the graph is not read after it: a `check` may release the graph's constant data
+// (vitrt-convert does, before mapping the file back).
 Status write_model_file(const Graph& graph, const std::string& path, const ModelFileCheck& check = nullptr);
 
 // The same bytes in memory (tests, small models).

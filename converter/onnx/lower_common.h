@@ -48,6 +48,8 @@ std::map<std::string, Entry> pad_expand_entries();
 std::map<std::string, Entry> einsum_entries();
 // DepthToSpace and SpaceToDepth (lower_depth_space.cpp).
 std::map<std::string, Entry> depth_space_entries();
+// ConvTranspose (lower_conv_transpose.cpp).
+std::map<std::string, Entry> conv_transpose_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

@@ -826,6 +826,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::pad_expand_entries());
     all.merge(lowering::einsum_entries());
     all.merge(lowering::depth_space_entries());
+    all.merge(lowering::conv_transpose_entries());
     return all;
   }();
   return t;

@@ -50,6 +50,8 @@ std::map<std::string, Entry> einsum_entries();
 std::map<std::string, Entry> depth_space_entries();
 // ConvTranspose (lower_conv_transpose.cpp).
 std::map<std::string, Entry> conv_transpose_entries();
+// ArgMax and ArgMin (lower_arg_max.cpp).
+std::map<std::string, Entry> arg_max_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

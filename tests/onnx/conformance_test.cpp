@@ -2,7 +2,8 @@
 // Copyright the vitrt authors.
 // The ONNX backend conformance cases Debian ships (libonnx-testdata: data/node, simple, pytorch-converted,
 // pytorch-operator), run through the importer on `ref` and `cpu` and compared with the shipped outputs at
-// ONNX's tolerances (|got - want| <= 1e-7 + 1e-3·|want|). vitrt models take one float32 input: the case's
+// ONNX's tolerances (|got - want| <= 1e-7 + 1e-3·|want|); the int64 indices of an ArgMax / ArgMin graph
+// output against vitrt's float indices, exactly. vitrt models take one float32 input: the case's
 // first input stays the graph input with its shape as written (no batch axis), every other input becomes a
 // constant (as weights are in a deployed model). A case whose import or session says "unsupported" (an op,
 // attribute or form the IR cannot express yet) is counted as unsupported; every other case must pass.
@@ -89,11 +90,19 @@ std::string run_on(const std::shared_ptr<const Model>& model, const std::string&
     if (!convert::tensor_to_value(want[k], "expected output", &ext, &w).ok()) return "bad expected output";
     const int32_t t = g.outputs[k];
     const Shape& shape = s->tensor_shape(t);
-    if (static_cast<int64_t>(w.f.size()) != shape.numel())
+    const size_t count = w.kind == convert::ConstKind::kInt ? w.i.size() : w.f.size();
+    if (static_cast<int64_t>(count) != shape.numel())
       return "output " + std::to_string(k) + " has " + std::to_string(shape.numel()) +
-             " elements, expected " + std::to_string(w.f.size());
+             " elements, expected " + std::to_string(count);
     const float* got = k == 0 ? out0.data() : s->tensor_data(t);
     if (!got) return "output " + std::to_string(k) + " not kept";
+    if (w.kind == convert::ConstKind::kInt) {  // ArgMax / ArgMin indices (run_case allows no other): exact
+      for (size_t e = 0; e < w.i.size(); ++e)
+        if (!w.i[e].is_static() || static_cast<double>(got[e]) != static_cast<double>(w.i[e].c))
+          return "output " + std::to_string(k) + " element " + std::to_string(e) + ": index " +
+                 std::to_string(got[e]) + ", expected " + std::to_string(w.i[e].c);
+      continue;
+    }
     for (size_t e = 0; e < w.f.size(); ++e) {
       const double a = got[e], b = w.f[e];
       const bool both_nan = std::isnan(a) && std::isnan(b);
@@ -171,6 +180,11 @@ CaseResult run_case(const fs::path& dir, int64_t restamp_opset = 0) {
   for (const auto& i : model.graph().input())
     if (!inits.count(i.name())) inputs.push_back(i.name());
   if (inputs.empty()) return finish(unsupported_case("no computed input"));
+  // Graph outputs that an ArgMax or ArgMin node computes (int64 indices in ONNX).
+  std::set<std::string> index_outputs;
+  for (const auto& n : model.graph().node())
+    if (n.op_type() == "ArgMax" || n.op_type() == "ArgMin")
+      for (const auto& o : n.output()) index_outputs.insert(o);
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
@@ -186,7 +200,11 @@ CaseResult run_case(const fs::path& dir, int64_t restamp_opset = 0) {
     for (size_t k = 0; k < want.size(); ++k) {
       if (!read_tensor(set / ("output_" + std::to_string(k) + ".pb"), &want[k]))
         return finish(failed_case("cannot read output " + std::to_string(k)));
-      if (want[k].data_type() != onnx::TensorProto::FLOAT)
+      // vitrt computes in float32: ArgMax / ArgMin write their int64 indices as float values (docs/onnx.md),
+      // compared exactly; any other non-float output is unsupported.
+      const bool indices = want[k].data_type() == onnx::TensorProto::INT64 &&
+                           index_outputs.count(model.graph().output(static_cast<int>(k)).name());
+      if (want[k].data_type() != onnx::TensorProto::FLOAT && !indices)
         return finish(unsupported_case("output of " + convert::onnx_type_name(want[k].data_type())));
     }
     if (in[0].data_type() != onnx::TensorProto::FLOAT)

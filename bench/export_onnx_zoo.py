@@ -7,8 +7,9 @@ torch.onnx.export at opset 17 with a dynamic batch axis (input "input", output "
 NAME is `deit_tiny` (the project's own reference DeiT-Tiny, full depth, seeded and calibrated as
 tools/reference/make_onnx_cases.py does for its fixtures) or a torchvision 0.14 classifier (vit_b_16, swin_t,
 convnext_tiny, resnet50, mobilenet_v3_large, efficientnet_b0, ...) built with weights=None (random init, no
-download). torchvision initialises some classifier heads to zero (ViT's `heads.head`): those get N(0, 0.02) so the
-logits depend on the whole network and the two engines' logits can be compared. A file already in DIR is reused;
+download), made alive enough that comparing two engines' logits means something: zero-initialised heads (ViT's
+`heads.head`) get N(0, 0.02), ConvNeXt's layer scale 0.5 instead of 1e-6, BatchNorm statistics are measured on
+images (`calibrate_batchnorm`). Speed does not depend on these values. A file already in DIR is reused;
 exports are written to a temporary name first, so an interrupted run leaves no truncated model.
 """
 import argparse
@@ -42,7 +43,29 @@ def build(name):
         for p in model.parameters():
             if p.dim() == 2 and p.abs().max() == 0:  # zero-initialised Linear (ViT's head)
                 p.normal_(0, 0.02)
+        for n, p in model.named_parameters():
+            if n.endswith("layer_scale"):  # ConvNeXt's 1e-6 makes every block a near-identity
+                p.fill_(0.5)
+    calibrate_batchnorm(model)
     return model
+
+
+def calibrate_batchnorm(model):
+    """BatchNorm running statistics measured on images (a cumulative average, BatchNorm layers alone in train
+    mode): with the init's mean 0 / variance 1, activations shrink through the depthwise layers of MobileNetV3 and
+    EfficientNet until their logits are ~1e-10 and no comparison of two engines' logits means anything."""
+    import vitrt_reference as R
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+        m.train()
+    with torch.no_grad():
+        for seed in (21, 22):
+            model(torch.from_numpy(R.make_images(8, 224, seed)))
+    model.eval()
 
 
 def export(name, out_dir):

@@ -113,7 +113,8 @@ class OrtServer:
 
     def __init__(self, a, onnx):
         env = dict(os.environ, NODE_PATH=os.path.join(a.node_dir, "node_modules"))
-        self.p = subprocess.Popen(["node", os.path.join(HERE, "ort_bench.js"), "--serve", onnx, str(a.threads)],
+        self.p = subprocess.Popen(["node", os.path.join(HERE, "ort_bench.js"), "--serve", onnx, str(a.threads),
+                                   "0" if a.no_spin else "1"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.hello = self._read()
 
@@ -139,7 +140,7 @@ class OrtServer:
 def vitrt_round(a, vmodel, batch, warmup, repeat):
     r = subprocess.run([a.vitrt, "bench", "-m", vmodel, "--batch", str(batch), "--threads", str(a.threads),
                         "--backend", "cpu", "--repeat", str(repeat), "--warmup", str(warmup), "--json"],
-                       check=True, capture_output=True, text=True)
+                       check=True, capture_output=True, text=True, env=a.vitrt_env)
     return json.loads(r.stdout)["rows"][0]["median_ms"]
 
 
@@ -152,7 +153,8 @@ def logit_check(a, vmodel, ort, inp):
     npy, raw, shape = inp
     vout, oout = os.path.join(a.cache, "vitrt_out.npy"), os.path.join(a.cache, "ort_out.bin")
     subprocess.run([a.vitrt, "run", "-m", vmodel, "-i", npy, "-o", vout, "--backend", "cpu", "--threads",
-                    str(a.threads), "--batch", str(shape[0])], check=True, stdout=subprocess.DEVNULL)
+                    str(a.threads), "--batch", str(shape[0])], check=True, stdout=subprocess.DEVNULL,
+                   env=a.vitrt_env)
     oshape = ort.ask(cmd="logits", input=raw, shape=shape, output=oout)["shape"]
     v = np.load(vout).astype(np.float64).reshape(-1)
     o = np.fromfile(oout, dtype="<f4").astype(np.float64)
@@ -182,7 +184,7 @@ def profile_top(a, vmodel, batch, n=6):
     """`vitrt bench --profile`'s op-type table: the n most expensive op types of one run."""
     out = subprocess.run([a.vitrt, "bench", "-m", vmodel, "--batch", str(batch), "--threads", str(a.threads),
                           "--backend", "cpu", "--repeat", "5", "--warmup", "2", "--profile", "--top", "0"],
-                         check=True, capture_output=True, text=True).stdout.splitlines()
+                         check=True, capture_output=True, text=True, env=a.vitrt_env).stdout.splitlines()
     head = next((l for l in out if l.startswith("profile (")), "")
     rows = [l for l in out if l.startswith("| ") and not l.startswith("| op ") and not l.startswith("| backend")
             and "---" not in l and l.count("|") == 5]
@@ -206,7 +208,12 @@ def main():
     ap.add_argument("--onnx-dir", default=None, help="take DIR/NAME.onnx instead of exporting when present")
     ap.add_argument("--node-dir", default=None, help="folder holding node_modules/onnxruntime-node")
     ap.add_argument("--profile-misses", action="store_true", help="vitrt's op-type profile for every miss")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="both engines' idle threads sleep instead of spinning (vitrt: libgomp's "
+                    "OMP_WAIT_POLICY=passive; ORT: session.intra_op.allow_spinning 0): for a machine busy with other "
+                    "work, where a spinning thread burns the time slice its descheduled partner needs")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ap.add_argument("--save", default=None, help="also write the JSON to this file")
     a = ap.parse_args()
     a.rounds = a.rounds or (2 if a.quick else 5)
     a.round_seconds = a.round_seconds or (0.3 if a.quick else 1.5)
@@ -215,6 +222,7 @@ def main():
     a.node_dir = a.node_dir or os.path.join(a.build, "bench-node")
     a.cache = a.cache or os.path.join(a.build, "bench-work", "onnx_zoo")
     os.makedirs(a.cache, exist_ok=True)
+    a.vitrt_env = dict(os.environ, **({"OMP_WAIT_POLICY": "passive"} if a.no_spin else {}))
     models = a.models.split(",") if a.models else (QUICK_MODELS if a.quick else DEFAULT_MODELS)
     batches = (1, 8)
     inputs = make_inputs(a, batches)
@@ -246,6 +254,9 @@ def main():
         row["b1_ratio"] = row["b1"]["vitrt_ms"] / row["b1"]["ort_ms"]  # latency: vitrt / ORT
         row["b8_ratio"] = row["b8"]["ort_ms"] / row["b8"]["vitrt_ms"]  # throughput: vitrt / ORT
         row["b1_met"], row["b8_met"] = row["b1_ratio"] <= lat, row["b8_ratio"] >= thr
+        # The same ratios from each peer's fastest round: on a busy machine, closer to what each does undisturbed.
+        row["b1_ratio_best"] = min(row["b1"]["vitrt_round_ms"]) / min(row["b1"]["ort_round_ms"])
+        row["b8_ratio_best"] = min(row["b8"]["ort_round_ms"]) / min(row["b8"]["vitrt_round_ms"])
         if a.profile_misses:
             for b in batches:
                 if not row[f"b{b}_met"]:
@@ -253,25 +264,32 @@ def main():
                     row[f"b{b}_profile"] = profile_top(a, vmodel, b)
         rows.append(row)
     result = {"cpu": cpu, "vitrt_isa": isa, "cpus": ncpu, "threads": a.threads, "ort_version": ort_version,
+              "no_spin": a.no_spin, "load_average": os.getloadavg(),
               "rounds": a.rounds, "round_seconds": a.round_seconds, "rows": rows, "skipped": skipped}
+    if a.save:
+        with open(a.save, "w") as f:
+            json.dump(result, f, indent=1)
     if a.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"CPU: {cpu} ({ncpu} logical CPUs), vitrt x86 ISA: {isa}; onnxruntime-node {ort_version}")
+    print(f"CPU: {cpu} ({ncpu} logical CPUs), vitrt x86 ISA: {isa}; onnxruntime-node {ort_version}; "
+          f"load average at the end {os.getloadavg()[0]:.1f}"
+          + ("; --no-spin (OMP_WAIT_POLICY=passive, ORT allow_spinning 0)" if a.no_spin else ""))
     print(f"threads {a.threads}; {a.rounds} alternating rounds per batch, medians of the round medians "
-          f"(round spread in brackets); latency ratio = vitrt ms / ORT ms, throughput ratio = vitrt img/s / ORT img/s")
-    print("| model | b1 vitrt ms | b1 ORT ms | b1 ratio (target) | b8 vitrt img/s | b8 ORT img/s "
-          "| b8 ratio (target) | max abs Δlogit b1 / b8 (max abs logit) |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"(round spread in brackets); latency ratio = vitrt ms / ORT ms, throughput ratio = vitrt img/s / ORT img/s; "
+          f"'best': the ratio of each peer's fastest round")
+    print("| model | b1 vitrt ms | b1 ORT ms | b1 ratio (target) | b1 best | b8 vitrt img/s | b8 ORT img/s "
+          "| b8 ratio (target) | b8 best | max abs Δlogit b1 / b8 (max abs logit) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         lat, thr = TARGETS[r["family"]]
         b1, b8 = r["b1"], r["b8"]
         spread = lambda v: f"[{min(v):.1f}–{max(v):.1f}]"  # noqa: E731
         print(f"| {r['model']} | {b1['vitrt_ms']:.2f} {spread(b1['vitrt_round_ms'])} | {b1['ort_ms']:.2f} "
               f"{spread(b1['ort_round_ms'])} | {r['b1_ratio']:.2f} (≤ {lat}) {'met' if r['b1_met'] else 'MISS'} | "
-              f"{8e3 / b8['vitrt_ms']:.1f} | {8e3 / b8['ort_ms']:.1f} | {r['b8_ratio']:.2f} (≥ {thr}) "
-              f"{'met' if r['b8_met'] else 'MISS'} | {r['max_abs_diff_b1']:.1e} / {r['max_abs_diff_b8']:.1e} "
-              f"({r['max_abs_logit_b8']:.2g}) |")
+              f"{r['b1_ratio_best']:.2f} | {8e3 / b8['vitrt_ms']:.1f} | {8e3 / b8['ort_ms']:.1f} | "
+              f"{r['b8_ratio']:.2f} (≥ {thr}) {'met' if r['b8_met'] else 'MISS'} | {r['b8_ratio_best']:.2f} | "
+              f"{r['max_abs_diff_b1']:.1e} / {r['max_abs_diff_b8']:.1e} ({r['max_abs_logit_b8']:.2g}) |")
     for s in skipped:
         print(f"| {s['model']} | skipped: vitrt cannot import it: {s['reason']} |")
     for r in rows:

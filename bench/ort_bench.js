@@ -4,7 +4,7 @@
 // node ort_bench.js MODEL INPUT.bin N,C,H,W WARMUP REPEAT THREADS      (bench/compare.py)
 //   Prints {"median_ms", "min_ms", "output": logits} as JSON.
 //
-// node ort_bench.js --serve MODEL THREADS                              (bench/onnx_vs_ort.py)
+// node ort_bench.js --serve MODEL THREADS [SPIN]                       (bench/onnx_vs_ort.py; SPIN 0: no spinning)
 //   Creates the session once, prints {"ready": true, "version", "create_ms"}, then answers one JSON line per
 //   request line on stdin, so that a driver can interleave rounds of this engine with another one without paying
 //   session creation (graph optimisation of a 346 MB model) each round:
@@ -15,10 +15,11 @@ const ort = require('onnxruntime-node');
 const fs = require('fs');
 const readline = require('readline');
 
-function sessionOptions(threads) {
+// spin '0': idle pool threads sleep instead of spinning (for a machine busy with other work).
+function sessionOptions(threads, spin = '1') {
   return {
     intraOpNumThreads: Number(threads), interOpNumThreads: 1, graphOptimizationLevel: 'all',
-    executionMode: 'sequential',
+    executionMode: 'sequential', extra: {session: {intra_op: {allow_spinning: spin}}},
   };
 }
 
@@ -53,9 +54,9 @@ async function once() {
 }
 
 async function serve() {
-  const [model, threads] = process.argv.slice(3);
+  const [model, threads, spin = '1'] = process.argv.slice(3);
   const t0 = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads, spin));
   const version = require('onnxruntime-node/package.json').version;
   console.log(JSON.stringify({ready: true, version, create_ms: Number(process.hrtime.bigint() - t0) / 1e6}));
   const feedsByInput = new Map();  // the same input file is read once

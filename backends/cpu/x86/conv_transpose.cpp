@@ -6,8 +6,10 @@
 // the bias. The GEMM runs one panel of NR input pixels at a time: the panel of x is packed into the thread's
 // workspace (Cin/groups × NR), multiplied by the group's transposed weight (packed once at plan time:
 // [Cout/groups·kh·kw, Cin/groups], row-major) into a C block (Cout/groups·kh·kw × NR, workspace too), and
-// that block is scattered before the next panel. Tasks are (image, group): two tasks never write the same
-// output. Nothing is allocated at run time.
+// that block is scattered before the next panel. Tasks are (image, group, chunk of the group's output
+// channels): a chunk's channels are a contiguous block of A's rows, and two tasks never write the same output
+// channel. Fewer (image, group) pairs than threads split the channels (each chunk repacks the x panel, a
+// small cost beside its GEMM). Nothing is allocated at run time.
 #include <algorithm>
 #include <cstdio>
 
@@ -74,31 +76,35 @@ class GemmConvTransposeKernel final : public ref::RefKernel {
     const float* px = x.f32();
     const float* wt = wt_.data();
     float* py = y.f32();
-    ThreadPool::parallel_for(batch * groups, threads, [&](int64_t lo, int64_t hi, int thread) {
+    // Channel chunks: enough tasks for every thread when the images and groups alone are too few.
+    const int64_t chunks = std::clamp<int64_t>((threads + batch * groups - 1) / (batch * groups), 1, cout_g);
+    ThreadPool::parallel_for(batch * groups * chunks, threads, [&](int64_t lo, int64_t hi, int thread) {
       float* packed = slots + thread * slot;
       float* cbuf = packed + packed_floats;  // m × nr
       for (int64_t t = lo; t < hi; ++t) {
-        const int64_t b = t / groups, grp = t % groups;
+        const int64_t b = t / (groups * chunks), grp = t / chunks % groups, chunk = t % chunks;
+        const int64_t c0 = chunk * cout_g / chunks, c1 = (chunk + 1) * cout_g / chunks;
+        if (c0 >= c1) continue;
         float* yg = py + (b * cout + grp * cout_g) * plane;
-        for (int64_t c = 0; c < cout_g; ++c)
+        for (int64_t c = c0; c < c1; ++c)
           std::fill(yg + c * plane, yg + (c + 1) * plane, bias ? bias[grp * cout_g + c] : 0.0f);
         const float* xg = px + (b * cin + grp * cin_g) * pix;
+        const int64_t r0 = c0 * taps, r1 = c1 * taps;  // this chunk's rows of A and of the C block
         for (int64_t first = 0; first < pix; first += nr) {
           const int64_t cols = std::min<int64_t>(nr, pix - first);
           gemm_pack_rows(xg + first, pix, cin_g, cols, nr, packed);
           GemmPanel gp;
-          gp.a = wt + grp * m * cin_g;
+          gp.a = wt + (grp * m + r0) * cin_g;
           gp.lda = cin_g;
-          gp.m = m;
+          gp.m = r1 - r0;
           gp.k = cin_g;
           gp.b = packed;
           gp.cols = cols;
-          gp.c = cbuf;
+          gp.c = cbuf + r0 * nr;
           gp.ldc = nr;
           g->panel(gp);
-          // col2im: row r of the block is tap (ky, kx) of output channel co_g; column j is input pixel first
-          // + j.
-          for (int64_t r = 0; r < m; ++r) {
+          // col2im: row r of the block is tap (ky, kx) of output channel co; column j is pixel first + j.
+          for (int64_t r = r0; r < r1; ++r) {
             const int64_t co = r / taps, ky = r % taps / kw, kx = r % kw;
             float* yc = yg + co * plane;
             const float* crow = cbuf + r * nr;

@@ -614,7 +614,8 @@ Status lower_concat(ImportContext& cx, int, const NodeProto& n) {
     }
   }
   if (ts.size() > static_cast<size_t>(kMaxOpInputs))
-    return cx.unsupported_node(n, std::to_string(ts.size()) + " inputs (the IR's Concat takes at most 8)");
+    return cx.unsupported_node(n, std::to_string(ts.size()) + " inputs (the IR's Concat takes at most " +
+                                      std::to_string(kMaxOpInputs) + ")");
   OnnxValue out;
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kConcat, ConcatAttrs{axis}, ts, n.output(0), &out));
   for (const auto& e : expected)
@@ -706,7 +707,8 @@ Status lower_gather(ImportContext& cx, int, const NodeProto& n) {
   VITRT_RETURN_IF_ERROR(const_ints(cx, n, *iv, "indices", &idx));
   if (iv->shape.size() > 1 || idx.empty() || idx.size() > static_cast<size_t>(kMaxOpInputs))
     return cx.unsupported_node(n, "indices " + int_dims_str(iv->shape) +
-                                      " (a scalar or 1-D list of at most 8 constant indices is supported)");
+                                      " (a scalar or 1-D list of at most " + std::to_string(kMaxOpInputs) +
+                                      " constant indices is supported)");
   const std::vector<SymDim> from = dims_of(*x);
   int ax;
   VITRT_RETURN_IF_ERROR(onnx_axis(cx, n, cx.attr_int(n, "axis", 0), static_cast<int>(from.size()), &ax));

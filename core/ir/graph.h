@@ -18,7 +18,10 @@
 
 namespace vitrt {
 
-constexpr int kMaxOpInputs = 8;
+// The most inputs any op takes (Concat's limit; every other op's is at most 8, core/ops/op_list.h). It sizes
+// the fixed operand arrays of plans and runs (KernelPlan, KernelArgs, session steps), so it stays small:
+// 64 holds every DenseNet block's Concat (torchvision's densenet201 concatenates 49 feature maps).
+constexpr int kMaxOpInputs = 64;
 constexpr int kMaxOpOutputs = 4;
 constexpr int kAbsent = -1;  // an optional input that is not given
 

@@ -1382,3 +1382,25 @@ TEST_CASE("Mod becomes Fmod (fmod = 1, the dividend's sign) or Mod (fmod = 0, th
   CHECK(st.code() == StatusCode::kBadInput);
   CHECK_MESSAGE(st.message().find("fmod 2") != std::string::npos, st.message());
 }
+
+TEST_CASE(
+    "a Concat of many inputs (a DenseNet block's 25 feature maps) is one Concat; more than the IR's limit is "
+    "refused") {
+  // x [B,2,3] concatenated 25 times on the last axis [B,2,75]: y[r][3k + j] = x[r][j] (DenseNet-121's third
+  // block concatenates 25 feature maps; the IR's Concat takes up to kMaxOpInputs)
+  onnx::ModelProto m = test::model_with_input({2, 3}, 17);
+  set_int(add_node(m.mutable_graph(), "Concat", std::vector<std::string>(25, "x"), {"y"}), "axis", -1);
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Concat", 1}});
+  check_values(ir, 6, 150, [](const float* x, int64_t i) { return double(x[(i / 75) * 3 + i % 3]); });
+  onnx::ModelProto wide = test::model_with_input({2, 3}, 17);
+  auto* concat = add_node(wide.mutable_graph(), "Concat",
+                          std::vector<std::string>(static_cast<size_t>(kMaxOpInputs) + 1, "x"), {"y"});
+  concat->set_name("too_wide");
+  set_int(concat, "axis", -1);
+  const Status st = try_import(wide);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("too_wide") != std::string::npos, st.message());
+  CHECK_MESSAGE(st.message().find("65 inputs (the IR's Concat takes at most 64)") != std::string::npos,
+                st.message());
+}

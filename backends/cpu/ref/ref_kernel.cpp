@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 #include "backends/cpu/ref/ref_kernel.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backends/operand_check.h"
@@ -13,7 +14,7 @@ RefKernel::RefKernel(const KernelPlan& plan) : node_(*plan.node) {
   label_ = std::string(op_type_name(node_.type));
   if (!node_.name.empty()) label_ += " '" + node_.name + "'";
   planned_num_src_ = plan.num_src;
-  for (int i = 0; i < plan.num_src && i < kMaxOpInputs; ++i) planned_src_[i] = plan.src_shapes[i];
+  planned_src_.assign(plan.src_shapes, plan.src_shapes + std::min(std::max(plan.num_src, 0), kMaxOpInputs));
   if (plan.num_dst > 0) planned_dst_ = plan.dst_shapes[0];
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "backends/backend.h"
 
@@ -33,7 +34,7 @@ class RefKernel : public Kernel {
   Node node_;
   std::string label_;
   int planned_num_src_ = 0;
-  Shape planned_src_[kMaxOpInputs];
+  std::vector<Shape> planned_src_;  // planned_num_src_ shapes
   Shape planned_dst_;
 };
 

@@ -21,7 +21,8 @@ packages=(
 )
 test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
-  python3-skimage                            # natural photos (astronaut, chelsea, coffee...) for the PIL parity test
+  python3-skimage                            # natural photos (astronaut, chelsea, coffee...): PIL parity, zoo calibration
+  python3-torchvision                        # torchvision's models exported for the zoo test (tests/onnx/zoo_test.cpp)
   python3-onnx                               # torch.onnx.export of the reference models (tests/onnx)
   libonnx-testdata                           # ONNX's backend conformance cases (tests/onnx)
 )

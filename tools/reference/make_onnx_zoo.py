@@ -20,13 +20,16 @@ Random weights give dead or degenerate activations, so each model is calibrated 
   * vit_b_16: its q and k projections scaled so that softmax rows are not flat (checked: the first block's mean
     largest attention weight is many times 1/197), its zero-initialised head given random values;
   * convnext_tiny: layer scale drawn from [0.1, 1] instead of 1e-6 (otherwise every block is a near-identity);
+  * swin_t: its window attentions' q and k projections scaled by 3 and relative position bias tables drawn at
+    std 1 (torchvision: 0.02), so the softmax is not flat and the shifted-window mask matters;
   * every model: its classifier's input standardised over the calibration crops (folded into the last Linear),
     or the features' common positive mean gives every image the same top-1 class.
 The script fails unless every model's logits are alive: the two images' top-1 classes differ, and each image's
 gap between its top-1 and top-2 logits is at least 100x PyTorch's own float32-vs-float64 difference (so the
 engine's argmax is a real check).
 
-Opset 14 as well for three models: convnext_tiny and vit_b_16 (LayerNormalization is opset 17's; at 14 torch
+Opset 14 as well for four models: swin_t (its window padding and mask arithmetic in opset 14's forms),
+convnext_tiny and vit_b_16 (LayerNormalization is opset 17's; at 14 torch
 writes it as ReduceMean/Sub/Pow/Sqrt/Div, the form the importer must recognise, ViT's attention behind it),
 and resnet50 (BatchNormalization-14 beside opset 17's BatchNormalization-15, the classic CNN form).
 
@@ -165,6 +168,20 @@ def convnext_layer_scale(model, gen):
                 p.copy_(0.1 + 0.9 * torch.rand(p.shape, generator=gen))
 
 
+def sharpen_swin_attention(model, gen, factor=3.0):
+    """Scales every window attention's q and k projections (qkv rows 0..2C) by `factor` and redraws its relative
+    position bias table at std 1 (torchvision draws it at 0.02), so softmax rows are not flat and the shifted
+    windows' mask (-100 between regions) decides real weights."""
+    from torchvision.models.swin_transformer import ShiftedWindowAttention
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, ShiftedWindowAttention):
+                c = m.qkv.in_features
+                m.qkv.weight[:2 * c] *= factor
+                m.qkv.bias[:2 * c] *= factor
+                m.relative_position_bias_table.normal_(0, 1.0, generator=gen)
+
+
 # name: (opsets, calibration steps after construction). Constructor arguments where torchvision needs them.
 MODELS = {
     "resnet50": ((17, 14), [calibrate_batchnorm, calibrate_head]),
@@ -176,6 +193,7 @@ MODELS = {
     "googlenet": ((17,), [calibrate_batchnorm, calibrate_head]),
     "convnext_tiny": ((17, 14), [convnext_layer_scale, calibrate_head]),
     "vit_b_16": ((17, 14), [sharpen_vit_attention, calibrate_head]),
+    "swin_t": ((17, 14), [sharpen_swin_attention, calibrate_head]),
 }
 CONSTRUCTOR_ARGS = {"googlenet": {"init_weights": True, "aux_logits": False}}
 

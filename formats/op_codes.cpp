@@ -69,6 +69,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kMod, B::MOD, O::NONE),
     stored(OpType::kConvTranspose, B::CONV_TRANSPOSE, O::ConvTransposeOptions),
     stored(OpType::kArgMax, B::ARG_MAX, O::ArgMaxOptions),
+    stored(OpType::kTrilu, B::TRILU, O::TriluOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -173,6 +173,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
                      .Union();
       break;
     }
+    case OpType::kTrilu: {
+      const auto& a = std::get<TriluAttrs>(node.attrs);
+      e.offset = fb::CreateTriluOptions(fbb, a.upper, a.k).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -418,6 +423,12 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const int kind = static_cast<int>(o->kind());
       if (kind < 0 || kind > 1) return bad_enum("kind");
       *out = ArgMaxAttrs{static_cast<ArgKind>(kind), o->axis(), o->keepdims(), o->select_last_index()};
+      break;
+    }
+    case OpType::kTrilu: {
+      // Any k is valid: one beyond the matrix keeps all or nothing.
+      const auto* o = op.options_as_TriluOptions();
+      *out = TriluAttrs{o->upper(), o->k()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

@@ -70,6 +70,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kMod),
     Table::not_implemented(OpType::kConvTranspose),
     Table::not_implemented(OpType::kArgMax),
+    Table::not_implemented(OpType::kTrilu),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -3,7 +3,8 @@
 #pragma once
 // What the lowering files share: lower_ops.cpp (the table, linear algebra, normalisation, layout),
 // lower_elementwise.cpp (the elementwise ops), lower_reduce.cpp (the Reduce* ops), lower_logic.cpp
-// (comparisons, logic, Where), lower_pad_expand.cpp (Pad, Expand, Tile) and lower_einsum.cpp.
+// (comparisons, logic, Where), lower_pad_expand.cpp (Pad, Expand, Tile), lower_einsum.cpp and one file per
+// further op (lower_trilu.cpp, ...).
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -52,6 +53,8 @@ std::map<std::string, Entry> depth_space_entries();
 std::map<std::string, Entry> conv_transpose_entries();
 // ArgMax and ArgMin (lower_arg_max.cpp).
 std::map<std::string, Entry> arg_max_entries();
+// Trilu (lower_trilu.cpp).
+std::map<std::string, Entry> trilu_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

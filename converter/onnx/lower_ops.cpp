@@ -830,6 +830,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::depth_space_entries());
     all.merge(lowering::conv_transpose_entries());
     all.merge(lowering::arg_max_entries());
+    all.merge(lowering::trilu_entries());
     return all;
   }();
   return t;

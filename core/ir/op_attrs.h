@@ -317,6 +317,14 @@ struct ArgMaxAttrs {
   bool select_last_index = false;
 };
 
+// Trilu (ONNX Trilu): the upper (or lower) triangle of every matrix formed by the last two axes, every other
+// element zero. Element (i, j) of a matrix is kept when j − i >= k (upper) or j − i <= k (lower); k > 0 moves
+// the diagonal up, k < 0 down. Batch axes in front are any. k is ONNX's constant input, resolved at import.
+struct TriluAttrs {
+  bool upper = true;
+  int64_t k = 0;
+};
+
 struct NoAttrs {};
 
 using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
@@ -324,6 +332,6 @@ using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs
                              SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
                              LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
                              UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
-                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs>;
+                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs>;
 
 }  // namespace vitrt

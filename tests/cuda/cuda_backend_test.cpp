@@ -160,7 +160,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kFmod,
                    OpType::kMod,
                    OpType::kConvTranspose,
-                   OpType::kArgMax})
+                   OpType::kArgMax,
+                   OpType::kTrilu})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -56,6 +56,7 @@ Status create_expand(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ke
 Status create_squeeze_excite(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_conv_transpose(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_arg_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_trilu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
 }  // namespace ref
 }  // namespace vitrt

@@ -64,6 +64,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kMod),
     Table::kernel(OpType::kConvTranspose, create_conv_transpose),
     Table::kernel(OpType::kArgMax, create_arg_max),
+    Table::kernel(OpType::kTrilu, create_trilu),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

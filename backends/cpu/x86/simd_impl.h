@@ -360,6 +360,17 @@ inline VF<A> clamp_nan_v(const VF<A>& v, const VF<A>& lo, const VF<A>& hi) {
   return xsimd::select(low > hi, hi, low);
 }
 
+// 1 + e^-x with gelu_vec::exp (relative error ~1e-7), +inf where e^-x leaves that exp's clamped range
+// (-x > 88.3), as the reference's e^-x overflows there (at -x > 88.72; in between, the results differ by less
+// than 1e-36 absolute): sigmoid and silu then get 0 and x/inf as the reference does (-inf gives NaN for
+// silu).
+template <class A>
+inline VF<A> one_plus_exp_neg(const VF<A>& v) {
+  const VF<A> minus = VF<A>(0.0f) - v;
+  const VF<A> d = VF<A>(1.0f) + gelu_vec::exp<GeluOps<A>>(minus);
+  return xsimd::select(minus > VF<A>(88.3f), VF<A>(std::numeric_limits<float>::infinity()), d);
+}
+
 template <class A>
 void unary(VecUnary op, float alpha, float beta, const float* x, float* y, int64_t n) {
   using B = VF<A>;
@@ -387,6 +398,12 @@ void unary(VecUnary op, float alpha, float beta, const float* x, float* y, int64
       // x·clamp(x/6 + 1/2, 0, 1): a true division, as the reference (no multiply by 1/6).
       return map_each<A>(x, y, n,
                          [](B v) { return v * clamp_nan_v<A>(v / B(6.0f) + B(0.5f), B(0.0f), B(1.0f)); });
+    case VecUnary::kSigmoid:
+      // NaN in, NaN out (the clamped exp would turn it into a number)
+      return map_each<A>(
+          x, y, n, [](B v) { return xsimd::select(xsimd::isnan(v), v, B(1.0f) / one_plus_exp_neg<A>(v)); });
+    case VecUnary::kSilu:
+      return map_each<A>(x, y, n, [](B v) { return v / one_plus_exp_neg<A>(v); });
   }
 }
 

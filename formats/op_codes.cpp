@@ -70,6 +70,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kConvTranspose, B::CONV_TRANSPOSE, O::ConvTransposeOptions),
     stored(OpType::kArgMax, B::ARG_MAX, O::ArgMaxOptions),
     stored(OpType::kTrilu, B::TRILU, O::TriluOptions),
+    stored(OpType::kCumSum, B::CUM_SUM, O::CumSumOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -178,6 +178,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateTriluOptions(fbb, a.upper, a.k).Union();
       break;
     }
+    case OpType::kCumSum: {
+      const auto& a = std::get<CumSumAttrs>(node.attrs);
+      e.offset = fb::CreateCumSumOptions(fbb, a.axis, a.exclusive, a.reverse).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -429,6 +434,12 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       // Any k is valid: one beyond the matrix keeps all or nothing.
       const auto* o = op.options_as_TriluOptions();
       *out = TriluAttrs{o->upper(), o->k()};
+      break;
+    }
+    case OpType::kCumSum: {
+      // The axis is checked by the op's shape inference (core/ops/cum_sum.cpp), which names the op.
+      const auto* o = op.options_as_CumSumOptions();
+      *out = CumSumAttrs{o->axis(), o->exclusive(), o->reverse()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

@@ -71,6 +71,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kConvTranspose),
     Table::not_implemented(OpType::kArgMax),
     Table::not_implemented(OpType::kTrilu),
+    Table::not_implemented(OpType::kCumSum),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

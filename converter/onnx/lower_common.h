@@ -55,6 +55,8 @@ std::map<std::string, Entry> conv_transpose_entries();
 std::map<std::string, Entry> arg_max_entries();
 // Trilu (lower_trilu.cpp).
 std::map<std::string, Entry> trilu_entries();
+// CumSum (lower_cum_sum.cpp).
+std::map<std::string, Entry> cum_sum_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

@@ -831,6 +831,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::conv_transpose_entries());
     all.merge(lowering::arg_max_entries());
     all.merge(lowering::trilu_entries());
+    all.merge(lowering::cum_sum_entries());
     return all;
   }();
   return t;

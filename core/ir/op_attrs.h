@@ -325,13 +325,23 @@ struct TriluAttrs {
   int64_t k = 0;
 };
 
+// CumSum (ONNX CumSum): running sums along `axis` (negative counts from the end), taken in float32 in the
+// axis' order, or from its end with `reverse`: numpy.cumsum in float32, which ONNX's reference uses (one
+// rounding per step, in order). `exclusive` writes each sum before adding the element (the first is 0).
+struct CumSumAttrs {
+  int32_t axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+};
+
 struct NoAttrs {};
 
-using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
-                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
-                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
-                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
-                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
-                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
+                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
+                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
+                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
+                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs>;
 
 }  // namespace vitrt

@@ -64,4 +64,5 @@
   X(Mod, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                 \
   X(ConvTranspose, ConvTransposeAttrs, infer_conv_transpose, 2, 3, 1, 1, 1, kSerialised)              \
   X(ArgMax, ArgMaxAttrs, infer_arg_max, 1, 1, 1, 1, 1, kSerialised)                                   \
-  X(Trilu, TriluAttrs, infer_trilu, 1, 1, 1, 1, 1, kSerialised)
+  X(Trilu, TriluAttrs, infer_trilu, 1, 1, 1, 1, 1, kSerialised)                                       \
+  X(CumSum, CumSumAttrs, infer_cum_sum, 1, 1, 1, 1, 1, kSerialised)

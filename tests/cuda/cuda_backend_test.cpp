@@ -161,7 +161,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kMod,
                    OpType::kConvTranspose,
                    OpType::kArgMax,
-                   OpType::kTrilu})
+                   OpType::kTrilu,
+                   OpType::kCumSum})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -175,3 +175,77 @@ TEST_CASE("Trilu: a malformed upper or k, a computed k or a 1-D input is refused
     check_refused(m, "Trilu_y", "rank 1");
   }
 }
+
+TEST_CASE("CumSum: every axis (negative too), exclusive and reverse, becomes one CumSum summing in order") {
+  struct Case {
+    int64_t axis;
+    bool axis_int32;
+    int64_t exclusive, reverse;
+  };
+  for (const Case& c : {Case{1, false, 0, 0}, Case{2, true, 1, 0}, Case{-1, false, 0, 1},
+                        Case{3, false, 1, 1}, Case{-3, true, 1, 1}}) {
+    CAPTURE(c.axis);
+    CAPTURE(c.exclusive);
+    CAPTURE(c.reverse);
+    // x [B, 3, 4, 5]; axis counted on the image's rank 4.
+    onnx::ModelProto m = test::model_with_input({3, 4, 5}, 14);
+    auto* g = m.mutable_graph();
+    onnx::TensorProto axis = test::int_tensor("", {}, {c.axis});
+    if (c.axis_int32) {
+      axis.clear_int64_data();
+      axis.set_data_type(onnx::TensorProto::INT32);
+      axis.add_int32_data(static_cast<int32_t>(c.axis));
+    }
+    constant(g, "axis", axis);
+    auto* n = add_node(g, "CumSum", {"x", "axis"}, {"y"});
+    if (c.exclusive) set_int(n, "exclusive", 1);
+    if (c.reverse) set_int(n, "reverse", 1);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"CumSum", 1}});
+    const int ax = static_cast<int>(c.axis < 0 ? c.axis + 4 : c.axis);
+    const int64_t dims[] = {1, 3, 4, 5}, strides[] = {60, 20, 5, 1};
+    // A float32 running sum taken in the axis' order (numpy.cumsum in float32): the kernels must give it
+    // exactly.
+    check_values(ir, 60, 60, [&](const float* x, int64_t e) {
+      const int64_t pos = (e / strides[ax]) % dims[ax], start = e - pos * strides[ax];
+      float sum = 0;
+      for (int64_t s = 0; s < dims[ax]; ++s) {
+        const int64_t k = c.reverse ? dims[ax] - 1 - s : s;
+        if (k == pos && c.exclusive) return double(sum);
+        sum += x[start + k * strides[ax]];
+        if (k == pos) return double(sum);
+      }
+      return double(NAN);
+    });
+  }
+}
+
+TEST_CASE("CumSum: a computed, malformed or out-of-range axis or a bad flag is refused, naming the node") {
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 14);
+    constant(m.mutable_graph(), "axis", test::int_tensor("", {}, {3}));
+    add_node(m.mutable_graph(), "CumSum", {"x", "axis"}, {"y"});
+    check_refused(m, "CumSum_y", "out of range");
+  }
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 14);
+    constant(m.mutable_graph(), "axis", test::int_tensor("", {2}, {0, 1}));
+    add_node(m.mutable_graph(), "CumSum", {"x", "axis"}, {"y"});
+    check_refused(m, "CumSum_y", "one integer");
+  }
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 14);
+    constant(m.mutable_graph(), "axis", test::int_tensor("", {}, {1}));
+    set_int(add_node(m.mutable_graph(), "CumSum", {"x", "axis"}, {"y"}), "reverse", 2);
+    check_refused(m, "CumSum_y", "reverse 2");
+  }
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 14);
+    auto* g = m.mutable_graph();
+    add_node(g, "Shape", {"x"}, {"s"});
+    constant(g, "i", test::int_tensor("", {}, {0}));
+    add_node(g, "Gather", {"s", "i"}, {"axis"});
+    add_node(g, "CumSum", {"x", "axis"}, {"y"});
+    check_refused(m, "CumSum_y", "batch");
+  }
+}

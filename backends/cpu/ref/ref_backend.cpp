@@ -58,6 +58,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kConvTranspose, ref::create_conv_transpose),
     Table::kernel(OpType::kArgMax, ref::create_arg_max),
     Table::kernel(OpType::kTrilu, ref::create_trilu),
+    Table::kernel(OpType::kCumSum, ref::create_cum_sum),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

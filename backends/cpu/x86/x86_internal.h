@@ -79,6 +79,9 @@ Status create_arg_max(const std::shared_ptr<Context>&, const KernelPlan&, std::u
 Status create_unary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);
 // Trilu, threaded over matrix rows (trilu.cpp).
+// CumSum, threaded over slices and column blocks (cum_sum.cpp).
+Status create_cum_sum(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                      KernelInfo*);
 Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);
 

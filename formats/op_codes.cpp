@@ -71,6 +71,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kArgMax, B::ARG_MAX, O::ArgMaxOptions),
     stored(OpType::kTrilu, B::TRILU, O::TriluOptions),
     stored(OpType::kCumSum, B::CUM_SUM, O::CumSumOptions),
+    stored(OpType::kGatherElements, B::GATHER_ELEMENTS, O::GatherElementsOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -183,6 +183,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateCumSumOptions(fbb, a.axis, a.exclusive, a.reverse).Union();
       break;
     }
+    case OpType::kGatherElements: {
+      const auto& a = std::get<GatherElementsAttrs>(node.attrs);
+      e.offset = fb::CreateGatherElementsOptions(fbb, a.axis).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -440,6 +445,11 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       // The axis is checked by the op's shape inference (core/ops/cum_sum.cpp), which names the op.
       const auto* o = op.options_as_CumSumOptions();
       *out = CumSumAttrs{o->axis(), o->exclusive(), o->reverse()};
+      break;
+    }
+    case OpType::kGatherElements: {
+      // Shapes are checked by the op's shape inference, index values by its kernels, naming the op.
+      *out = GatherElementsAttrs{op.options_as_GatherElementsOptions()->axis()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

@@ -57,6 +57,8 @@ std::map<std::string, Entry> arg_max_entries();
 std::map<std::string, Entry> trilu_entries();
 // CumSum (lower_cum_sum.cpp).
 std::map<std::string, Entry> cum_sum_entries();
+// GatherElements (lower_gather_elements.cpp).
+std::map<std::string, Entry> gather_elements_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

@@ -832,6 +832,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::arg_max_entries());
     all.merge(lowering::trilu_entries());
     all.merge(lowering::cum_sum_entries());
+    all.merge(lowering::gather_elements_entries());
     return all;
   }();
   return t;

@@ -334,6 +334,15 @@ struct CumSumAttrs {
   bool reverse = false;
 };
 
+// GatherElements (ONNX GatherElements): out[i0..ir-1] = data[i0.., indices[i0..ir-1], ..ir-1], the index in
+// place of coordinate `axis`. Input 1 holds the indices as float32 values: integers in [0, data's axis
+// length), which is at most 2^24 so they are exact (the importer wraps ONNX's negative indices and takes
+// only constant ones). The indices have data's rank and are no larger than data on the other axes; the
+// output has their shape.
+struct GatherElementsAttrs {
+  int32_t axis = 0;  // negative counts from the end
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -342,6 +351,6 @@ using OpAttrs =
                  SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
                  AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
-                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs>;
+                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs>;
 
 }  // namespace vitrt

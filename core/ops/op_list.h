@@ -65,4 +65,5 @@
   X(ConvTranspose, ConvTransposeAttrs, infer_conv_transpose, 2, 3, 1, 1, 1, kSerialised)              \
   X(ArgMax, ArgMaxAttrs, infer_arg_max, 1, 1, 1, 1, 1, kSerialised)                                   \
   X(Trilu, TriluAttrs, infer_trilu, 1, 1, 1, 1, 1, kSerialised)                                       \
-  X(CumSum, CumSumAttrs, infer_cum_sum, 1, 1, 1, 1, 1, kSerialised)
+  X(CumSum, CumSumAttrs, infer_cum_sum, 1, 1, 1, 1, 1, kSerialised)                                   \
+  X(GatherElements, GatherElementsAttrs, infer_gather_elements, 2, 2, 1, 1, 1, kSerialised)

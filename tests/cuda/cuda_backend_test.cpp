@@ -162,7 +162,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kConvTranspose,
                    OpType::kArgMax,
                    OpType::kTrilu,
-                   OpType::kCumSum})
+                   OpType::kCumSum,
+                   OpType::kGatherElements})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -249,3 +249,121 @@ TEST_CASE("CumSum: a computed, malformed or out-of-range axis or a bad flag is r
     check_refused(m, "CumSum_y", "batch");
   }
 }
+
+namespace {
+
+// Imports `m` with its input's shape as written (no batch axis: GatherElements' output has the constant
+// indices' shape) and runs it on ref and cpu; `expect(x, i)` gives output element i.
+void check_static(const onnx::ModelProto& m, int64_t in_numel, int64_t out_numel, const std::string& op,
+                  const std::function<double(const float* x, int64_t i)>& expect) {
+  convert::OnnxImportOptions o;
+  o.static_input = true;
+  Graph g;
+  std::string log;
+  Status st = convert::import_onnx(m, o, &g, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  CHECK(ops_of(g).count(op) == 1);
+  auto model = as_model(std::move(g));
+  for (const std::string backend : {"ref", "cpu"}) {
+    CAPTURE(backend);
+    auto s = test::make_session(model, backend, 1);
+    std::vector<float> x(static_cast<size_t>(in_numel));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.7f * std::sin(0.61f * static_cast<float>(i) + 0.3f);
+    REQUIRE(s->output_shape(1).numel() == out_numel);
+    std::vector<float> y(static_cast<size_t>(out_numel), NAN);
+    st = s->run(x.data(), 1, y.data(), y.size());
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    for (int64_t i = 0; i < out_numel; ++i) {
+      CAPTURE(i);
+      CHECK(y[i] == static_cast<float>(expect(x.data(), i)));
+    }
+  }
+}
+
+// A model whose input x has exactly `dims` (imported with static_input).
+onnx::ModelProto static_model(std::vector<int64_t> dims, int64_t opset) {
+  onnx::ModelProto m = test::model_with_input({}, opset);
+  auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "GatherElements: constant indices on every axis (negative ones wrapped) become one GatherElements") {
+  // x [3, 4, 5]; indices [2, 3, 6] on axis 2, [3, 2, 5] on axis 0, [3, 7, 2] on axis -2, values from a
+  // formula in [-n, n).
+  struct Case {
+    int64_t axis;
+    std::vector<int64_t> idx_shape;
+  };
+  const int64_t dims[] = {3, 4, 5};
+  for (const Case& c : {Case{2, {2, 3, 6}}, Case{0, {3, 2, 5}}, Case{-2, {3, 7, 2}}}) {
+    CAPTURE(c.axis);
+    const int ax = static_cast<int>(c.axis < 0 ? c.axis + 3 : c.axis);
+    const int64_t len = dims[ax];
+    int64_t numel = 1;
+    for (int64_t d : c.idx_shape) numel *= d;
+    std::vector<int64_t> idx;
+    for (int64_t e = 0; e < numel; ++e) idx.push_back((e * 7 + 3) % (2 * len) - len);  // in [-len, len)
+    onnx::ModelProto m = static_model({3, 4, 5}, 13);
+    auto* g = m.mutable_graph();
+    *g->add_initializer() = test::int_tensor("idx", c.idx_shape, idx);
+    set_int(add_node(g, "GatherElements", {"x", "idx"}, {"y"}), "axis", c.axis);
+    check_static(m, 60, numel, "GatherElements", [&](const float* x, int64_t e) {
+      int64_t coord[3], rest = e;
+      for (int d = 2; d >= 0; --d) {
+        coord[d] = rest % c.idx_shape[static_cast<size_t>(d)];
+        rest /= c.idx_shape[static_cast<size_t>(d)];
+      }
+      const int64_t v = idx[static_cast<size_t>(e)];
+      coord[ax] = v < 0 ? v + len : v;
+      return double(x[(coord[0] * 4 + coord[1]) * 5 + coord[2]]);
+    });
+  }
+}
+
+TEST_CASE("GatherElements: an index out of range, computed indices or a batch-carrying input are refused") {
+  {
+    onnx::ModelProto m = static_model({3, 4}, 13);
+    *m.mutable_graph()->add_initializer() = test::int_tensor("idx", {1, 2}, {0, 4});
+    set_int(add_node(m.mutable_graph(), "GatherElements", {"x", "idx"}, {"y"}), "axis", 1);
+    convert::OnnxImportOptions o;
+    o.static_input = true;
+    Graph g;
+    std::string log;
+    const Status st = convert::import_onnx(m, o, &g, &log);
+    REQUIRE_FALSE(st.ok());
+    CHECK_MESSAGE(st.message().find("GatherElements_y") != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find("index 4 (element 1) is out of range") != std::string::npos,
+                  st.message());
+  }
+  {
+    onnx::ModelProto m = static_model({3, 4}, 13);
+    *m.mutable_graph()->add_initializer() = test::int_tensor("idx", {1, 2}, {0, -5});
+    add_node(m.mutable_graph(), "GatherElements", {"x", "idx"}, {"y"});
+    convert::OnnxImportOptions o;
+    o.static_input = true;
+    Graph g;
+    std::string log;
+    const Status st = convert::import_onnx(m, o, &g, &log);
+    REQUIRE_FALSE(st.ok());
+    CHECK_MESSAGE(st.message().find("index -5") != std::string::npos, st.message());
+  }
+  {
+    // indices computed from the data: vitrt computes in float32, indices must be constants.
+    onnx::ModelProto m = test::model_with_input({3, 4}, 13);
+    auto* g = m.mutable_graph();
+    add_node(g, "ArgMax", {"x"}, {"am"});
+    add_node(g, "GatherElements", {"x", "am"}, {"y"});
+    check_refused(m, "GatherElements_y", "must be");
+  }
+  {
+    onnx::ModelProto m = test::model_with_input({3, 4}, 13);
+    *m.mutable_graph()->add_initializer() = test::int_tensor("idx", {1, 3, 4}, std::vector<int64_t>(12, 0));
+    set_int(add_node(m.mutable_graph(), "GatherElements", {"x", "idx"}, {"y"}), "axis", 1);
+    check_refused(m, "GatherElements_y", "depends on the batch");
+  }
+}

@@ -82,6 +82,9 @@ Status create_unary(const std::shared_ptr<Context>&, const KernelPlan&, std::uni
 // CumSum, threaded over slices and column blocks (cum_sum.cpp).
 Status create_cum_sum(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                       KernelInfo*);
+// GatherElements, threaded over output rows (gather_elements.cpp).
+Status create_gather_elements(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                              KernelInfo*);
 Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);
 

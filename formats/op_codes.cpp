@@ -72,6 +72,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kTrilu, B::TRILU, O::TriluOptions),
     stored(OpType::kCumSum, B::CUM_SUM, O::CumSumOptions),
     stored(OpType::kGatherElements, B::GATHER_ELEMENTS, O::GatherElementsOptions),
+    stored(OpType::kTopK, B::TOP_K, O::TopKOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -188,6 +188,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateGatherElementsOptions(fbb, a.axis).Union();
       break;
     }
+    case OpType::kTopK: {
+      const auto& a = std::get<TopKAttrs>(node.attrs);
+      e.offset = fb::CreateTopKOptions(fbb, a.axis, a.k, a.largest).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -450,6 +455,12 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kGatherElements: {
       // Shapes are checked by the op's shape inference, index values by its kernels, naming the op.
       *out = GatherElementsAttrs{op.options_as_GatherElementsOptions()->axis()};
+      break;
+    }
+    case OpType::kTopK: {
+      // The axis and k are checked by the op's shape inference (core/ops/top_k.cpp), which names the op.
+      const auto* o = op.options_as_TopKOptions();
+      *out = TopKAttrs{o->axis(), o->k(), o->largest()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

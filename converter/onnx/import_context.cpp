@@ -109,12 +109,24 @@ int32_t ImportContext::add_constant(const std::string& name, const std::vector<i
 
 Status ImportContext::add_op(const onnx::NodeProto& n, OpType type, OpAttrs attrs,
                              std::vector<int32_t> inputs, const std::string& out_name, OnnxValue* out) {
+  std::vector<OnnxValue> outs;
+  VITRT_RETURN_IF_ERROR(add_op_outputs(n, type, std::move(attrs), std::move(inputs), {out_name}, &outs));
+  *out = std::move(outs[0]);
+  return Status::Ok();
+}
+
+Status ImportContext::add_op_outputs(const onnx::NodeProto& n, OpType type, OpAttrs attrs,
+                                     std::vector<int32_t> inputs, const std::vector<std::string>& out_names,
+                                     std::vector<OnnxValue>* outs) {
+  const std::string& out_name = out_names.at(0);
+  const int num_out = static_cast<int>(out_names.size());
+  if (num_out < 1 || num_out > kMaxOpOutputs) return bad_node(n, "too many outputs");
   Node probe;
   probe.type = type;
   probe.version = lowest_op_version(type, attrs);  // e.g. a strided Slice is version 2
   probe.attrs = attrs;
   probe.inputs = inputs;
-  probe.outputs = {0};
+  probe.outputs.assign(out_names.size(), 0);
   probe.name = out_name;
   Shape d1[kMaxOpOutputs], d2[kMaxOpOutputs];
   const Shape* a[kMaxOpInputs] = {};
@@ -128,23 +140,30 @@ Status ImportContext::add_op(const onnx::NodeProto& n, OpType type, OpAttrs attr
   Status st = infer_node_shapes(probe, a, ni, d1);
   if (st.ok()) st = infer_node_shapes(probe, b, ni, d2);
   if (!st.ok()) return bad_node(n, "as " + std::string(op_type_name(type)) + ": " + st.message());
-  if (d1[0].rank != d2[0].rank) return bad_node(n, "the rank of its result depends on the batch size");
-  OnnxValue v;
-  v.is_const = false;
-  for (int d = 0; d < d1[0].rank; ++d) {
-    const int64_t k = d2[0][d] - d1[0][d];
-    if (k < 0) return bad_node(n, "a dimension of its result shrinks as the batch grows");
-    v.dims.push_back(SymDim{d1[0][d] - k, k});
+  outs->assign(out_names.size(), OnnxValue{});
+  for (int o = 0; o < num_out; ++o) {
+    if (d1[o].rank != d2[o].rank) return bad_node(n, "the rank of its result depends on the batch size");
+    OnnxValue& v = (*outs)[static_cast<size_t>(o)];
+    v.is_const = false;
+    for (int d = 0; d < d1[o].rank; ++d) {
+      const int64_t k = d2[o][d] - d1[o][d];
+      if (k < 0) return bad_node(n, "a dimension of its result shrinks as the batch grows");
+      v.dims.push_back(SymDim{d1[o][d] - k, k});
+    }
   }
-  v.tensor = ir_.add_activation(out_name, Shape());
-  s1_.resize(ir_.tensors.size());
-  s2_.resize(ir_.tensors.size());
-  s1_[v.tensor] = d1[0];
-  s2_[v.tensor] = d2[0];
+  std::vector<int32_t> tensors;
+  for (int o = 0; o < num_out; ++o) {
+    OnnxValue& v = (*outs)[static_cast<size_t>(o)];
+    v.tensor = ir_.add_activation(out_names[static_cast<size_t>(o)], Shape());
+    s1_.resize(ir_.tensors.size());
+    s2_.resize(ir_.tensors.size());
+    s1_[v.tensor] = d1[o];
+    s2_[v.tensor] = d2[o];
+    tensors.push_back(v.tensor);
+  }
   std::string node_name = n.name().empty() ? out_name : n.name();
-  ir_.add_node(type, std::move(attrs), std::move(inputs), {v.tensor}, node_name);
+  ir_.add_node(type, std::move(attrs), std::move(inputs), std::move(tensors), node_name);
   ir_.nodes.back().version = probe.version;
-  *out = std::move(v);
   return Status::Ok();
 }
 

@@ -47,6 +47,10 @@ class ImportContext {
   // with the activation and its symbolic shape. Errors name the ONNX node.
   Status add_op(const onnx::NodeProto& n, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
                 const std::string& out_name, OnnxValue* out);
+  // As add_op, for an op with one output per name of `out_names` (TopK's values and indices); `outs` receives
+  // them in order.
+  Status add_op_outputs(const onnx::NodeProto& n, OpType type, OpAttrs attrs, std::vector<int32_t> inputs,
+                        const std::vector<std::string>& out_names, std::vector<OnnxValue>* outs);
   // A fresh IR constant (not bound to an ONNX name).
   int32_t add_constant(const std::string& name, const std::vector<int64_t>& shape, std::vector<float> values);
 

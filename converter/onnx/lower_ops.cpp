@@ -833,6 +833,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::trilu_entries());
     all.merge(lowering::cum_sum_entries());
     all.merge(lowering::gather_elements_entries());
+    all.merge(lowering::top_k_entries());
     return all;
   }();
   return t;

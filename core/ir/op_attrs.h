@@ -343,6 +343,17 @@ struct GatherElementsAttrs {
   int32_t axis = 0;  // negative counts from the end
 };
 
+// TopK (ONNX TopK): the k largest (or smallest) elements along `axis` and their indices, in two outputs of
+// the input's shape with the axis k long. Both are sorted: largest first (smallest first), equal values lower
+// index first (ONNX's rule), a NaN above every number (numpy.sort's place for it). The indices are float32
+// values, exact as the axis holds at most 2^24 elements (as ArgMax's). ONNX's sorted=0 leaves the order
+// open; vitrt sorts anyway.
+struct TopKAttrs {
+  int32_t axis = -1;  // negative counts from the end
+  int64_t k = 1;      // 1 <= k <= the axis' length
+  bool largest = true;
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -351,6 +362,6 @@ using OpAttrs =
                  SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
                  AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
-                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs>;
+                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs>;
 
 }  // namespace vitrt

@@ -163,7 +163,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kArgMax,
                    OpType::kTrilu,
                    OpType::kCumSum,
-                   OpType::kGatherElements})
+                   OpType::kGatherElements,
+                   OpType::kTopK})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -2,12 +2,12 @@
 // Copyright the vitrt authors.
 // The ONNX backend conformance cases Debian ships (libonnx-testdata: data/node, simple, pytorch-converted,
 // pytorch-operator), run through the importer on `ref` and `cpu` and compared with the shipped outputs at
-// ONNX's tolerances (|got - want| <= 1e-7 + 1e-3·|want|); the int64 indices of an ArgMax / ArgMin graph
-// output against vitrt's float indices, exactly. vitrt models take one float32 input: the case's
-// first input stays the graph input with its shape as written (no batch axis), every other input becomes a
-// constant (as weights are in a deployed model). A case whose import or session says "unsupported" (an op,
-// attribute or form the IR cannot express yet) is counted as unsupported; every other case must pass.
-// Prints a table per op type (a case counts under each op type it contains) and the totals.
+// ONNX's tolerances (|got - want| <= 1e-7 + 1e-3·|want|); the int64 indices of an ArgMax / ArgMin / TopK
+// graph output against vitrt's float indices, exactly. vitrt models take one float32 input: the case's first
+// input stays the graph input with its shape as written (no batch axis), every other input becomes a constant
+// (as weights are in a deployed model). A case whose import or session says "unsupported" (an op, attribute
+// or form the IR cannot express yet) is counted as unsupported; every other case must pass. Prints a table
+// per op type (a case counts under each op type it contains) and the totals.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
@@ -96,7 +96,8 @@ std::string run_on(const std::shared_ptr<const Model>& model, const std::string&
              " elements, expected " + std::to_string(count);
     const float* got = k == 0 ? out0.data() : s->tensor_data(t);
     if (!got) return "output " + std::to_string(k) + " not kept";
-    if (w.kind == convert::ConstKind::kInt) {  // ArgMax / ArgMin indices (run_case allows no other): exact
+    if (w.kind ==
+        convert::ConstKind::kInt) {  // ArgMax / ArgMin / TopK indices (run_case allows no other): exact
       for (size_t e = 0; e < w.i.size(); ++e)
         if (!w.i[e].is_static() || static_cast<double>(got[e]) != static_cast<double>(w.i[e].c))
           return "output " + std::to_string(k) + " element " + std::to_string(e) + ": index " +
@@ -204,11 +205,13 @@ CaseResult run_case(const fs::path& dir, int64_t restamp_opset = 0, bool as_floa
   for (const auto& i : model.graph().input())
     if (!inits.count(i.name())) inputs.push_back(i.name());
   if (inputs.empty()) return finish(unsupported_case("no computed input"));
-  // Graph outputs that an ArgMax or ArgMin node computes (int64 indices in ONNX).
+  // Graph outputs that an ArgMax or ArgMin node, or TopK's second output, computes (int64 indices in ONNX).
   std::set<std::string> index_outputs;
   for (const auto& n : model.graph().node())
     if (n.op_type() == "ArgMax" || n.op_type() == "ArgMin")
       for (const auto& o : n.output()) index_outputs.insert(o);
+    else if (n.op_type() == "TopK" && n.output_size() > 1)
+      index_outputs.insert(n.output(1));
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
@@ -227,8 +230,8 @@ CaseResult run_case(const fs::path& dir, int64_t restamp_opset = 0, bool as_floa
       if (as_float && want[k].data_type() != onnx::TensorProto::FLOAT &&
           !as_float_tensor(onnx::TensorProto(want[k]), &want[k]))
         return finish(unsupported_case("output " + std::to_string(k) + " is not exact as float32"));
-      // vitrt computes in float32: ArgMax / ArgMin write their int64 indices as float values (docs/onnx.md),
-      // compared exactly; any other non-float output is unsupported.
+      // vitrt computes in float32: ArgMax / ArgMin / TopK write their int64 indices as float values
+      // (docs/onnx.md), compared exactly; any other non-float output is unsupported.
       const bool indices = want[k].data_type() == onnx::TensorProto::INT64 &&
                            index_outputs.count(model.graph().output(static_cast<int>(k)).name());
       if (want[k].data_type() != onnx::TensorProto::FLOAT && !indices)

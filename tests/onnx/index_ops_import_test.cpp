@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -202,6 +203,18 @@ TEST_CASE("CumSum: every axis (negative too), exclusive and reverse, becomes one
     if (c.reverse) set_int(n, "reverse", 1);
     const Graph ir = import_model(m);
     CHECK(ops_of(ir) == std::map<std::string, int>{{"CumSum", 1}});
+    // Written to a model file and loaded back (CumSumOptions, op code 46): the same attributes.
+    std::vector<uint8_t> storage;
+    Graph image_model = ir;  // a model file's input is an image: 3 channels of 4x5
+    image_model.metadata.preprocess.resize_shorter = 5;
+    image_model.metadata.preprocess.crop_h = 4;
+    image_model.metadata.preprocess.crop_w = 5;
+    const auto loaded = test::load_graph(image_model, &storage);
+    REQUIRE(loaded->graph.nodes.size() == 1);
+    const auto& cs = std::get<CumSumAttrs>(loaded->graph.nodes[0].attrs);
+    CHECK(cs.axis == (c.axis < 0 ? c.axis + 4 : c.axis));
+    CHECK(cs.exclusive == (c.exclusive == 1));
+    CHECK(cs.reverse == (c.reverse == 1));
     const int ax = static_cast<int>(c.axis < 0 ? c.axis + 4 : c.axis);
     const int64_t dims[] = {1, 3, 4, 5}, strides[] = {60, 20, 5, 1};
     // A float32 running sum taken in the axis' order (numpy.cumsum in float32): the kernels must give it
@@ -366,4 +379,73 @@ TEST_CASE("GatherElements: an index out of range, computed indices or a batch-ca
     set_int(add_node(m.mutable_graph(), "GatherElements", {"x", "idx"}, {"y"}), "axis", 1);
     check_refused(m, "GatherElements_y", "depends on the batch");
   }
+}
+
+TEST_CASE("TopK: values and float32 indices along any axis, largest or smallest, sorted 0 or 1: one TopK") {
+  struct Case {
+    int64_t axis, k, largest, sorted;
+    bool indices;  // the graph output is the indices (else the values)
+  };
+  for (const Case& c : {Case{-1, 2, 1, 1, false}, Case{-1, 2, 1, 1, true}, Case{1, 3, 0, 1, true},
+                        Case{2, 6, 0, 0, false}, Case{1, 1, 1, 0, true}}) {
+    CAPTURE(c.axis);
+    CAPTURE(c.k);
+    CAPTURE(c.largest);
+    CAPTURE(c.indices);
+    // x [B, 4, 6]; ties come from the input's rounding below.
+    onnx::ModelProto m = test::model_with_input({4, 6}, 11);
+    auto* g = m.mutable_graph();
+    add_node(g, "Floor", {"x"}, {"r"});  // few distinct values: ties
+    constant(g, "k", test::int_tensor("", {1}, {c.k}));
+    auto* n = add_node(g, "TopK", {"r", "k"}, {c.indices ? "v" : "y", c.indices ? "y" : "i"});
+    set_int(n, "axis", c.axis);
+    set_int(n, "largest", c.largest);
+    set_int(n, "sorted", c.sorted);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir).count("TopK") == 1);
+    const int ax = static_cast<int>(c.axis < 0 ? c.axis + 3 : c.axis);
+    const int64_t dims[] = {1, 4, 6}, strides[] = {24, 6, 1};
+    const int64_t out_numel = 24 / dims[ax] * c.k;
+    check_values(ir, 24, out_numel, [&](const float* x, int64_t e) {
+      // Output element e: position r along the axis of a k-long line; the line's start in the input.
+      int64_t od[] = {1, 4, 6};
+      od[ax] = c.k;
+      const int64_t out_strides[] = {od[1] * od[2], od[2], 1};
+      int64_t coord[3], rest = e;
+      for (int d = 0; d < 3; ++d) {
+        coord[d] = rest / out_strides[d];
+        rest %= out_strides[d];
+      }
+      const int64_t r = coord[ax];
+      coord[ax] = 0;
+      const int64_t start = coord[1] * strides[1] + coord[2] * strides[2];
+      std::vector<int64_t> order;
+      for (int64_t j = 0; j < dims[ax]; ++j) order.push_back(j);
+      auto v = [&](int64_t j) { return std::floor(x[start + j * strides[ax]]); };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t p, int64_t q) { return c.largest ? v(p) > v(q) : v(p) < v(q); });
+      return c.indices ? double(order[static_cast<size_t>(r)]) : double(v(order[static_cast<size_t>(r)]));
+    });
+  }
+}
+
+TEST_CASE("TopK: k computed, out of range or malformed, and bad flags are refused, naming the node") {
+  auto top_k = [](std::vector<int64_t> k, int64_t largest = 1, bool computed = false) {
+    onnx::ModelProto m = test::model_with_input({4, 6}, 11);
+    auto* g = m.mutable_graph();
+    if (computed) {
+      add_node(g, "Shape", {"x"}, {"s"});
+      constant(g, "i", test::int_tensor("", {1}, {0}));
+      add_node(g, "Gather", {"s", "i"}, {"k"});
+    } else {
+      constant(g, "k", test::int_tensor("", {static_cast<int64_t>(k.size())}, k));
+    }
+    set_int(add_node(g, "TopK", {"x", "k"}, {"y", "i"}), "largest", largest);
+    return m;
+  };
+  check_refused(top_k({7}), "TopK_y", "k 7 is not in [1, 6]");
+  check_refused(top_k({0}), "TopK_y", "k 0 is not in [1, 6]");
+  check_refused(top_k({1, 2}), "TopK_y", "k must be one integer");
+  check_refused(top_k({2}, 3), "TopK_y", "largest 3");
+  check_refused(top_k({}, 1, true), "TopK_y", "batch");
 }

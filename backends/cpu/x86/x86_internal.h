@@ -85,6 +85,9 @@ Status create_cum_sum(const std::shared_ptr<Context>&, const KernelPlan&, std::u
 // GatherElements, threaded over output rows (gather_elements.cpp).
 Status create_gather_elements(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                               KernelInfo*);
+// TopK, threaded over the lines of the axis (top_k.cpp).
+Status create_top_k(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                    KernelInfo*);
 Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);
 

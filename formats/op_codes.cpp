@@ -73,6 +73,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kCumSum, B::CUM_SUM, O::CumSumOptions),
     stored(OpType::kGatherElements, B::GATHER_ELEMENTS, O::GatherElementsOptions),
     stored(OpType::kTopK, B::TOP_K, O::TopKOptions),
+    stored(OpType::kResize, B::RESIZE, O::ResizeOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

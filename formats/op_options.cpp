@@ -193,6 +193,16 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateTopKOptions(fbb, a.axis, a.k, a.largest).Union();
       break;
     }
+    case OpType::kResize: {
+      const auto& a = std::get<ResizeAttrs>(node.attrs);
+      e.offset = fb::CreateResizeOptions(fbb, static_cast<fb::ResizeMode>(a.mode),
+                                         static_cast<fb::ResizeCoordinate>(a.coordinate),
+                                         static_cast<fb::ResizeNearest>(a.nearest), a.cubic_a,
+                                         a.exclude_outside, fbb.CreateVector(a.sizes),
+                                         fbb.CreateVector(a.steps), fbb.CreateVector(a.scales))
+                     .Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -461,6 +471,29 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       // The axis and k are checked by the op's shape inference (core/ops/top_k.cpp), which names the op.
       const auto* o = op.options_as_TopKOptions();
       *out = TopKAttrs{o->axis(), o->k(), o->largest()};
+      break;
+    }
+    case OpType::kResize: {
+      const auto* o = op.options_as_ResizeOptions();
+      // The enums are checked here; the axes, lengths and steps by the op's shape inference
+      // (core/ops/resize.cpp).
+      const int mode = static_cast<int>(o->mode()), coord = static_cast<int>(o->coordinate()),
+                nearest = static_cast<int>(o->nearest());
+      if (mode < 0 || mode >= kNumResizeModes) return bad_enum("mode");
+      if (coord < 0 || coord >= kNumResizeCoordinates) return bad_enum("coordinate");
+      if (nearest < 0 || nearest >= kNumResizeNearest) return bad_enum("nearest");
+      if (!o->sizes() || !o->steps() || !o->scales())
+        return bad_model(where + ": Resize without sizes, steps or scales");
+      ResizeAttrs a;
+      a.mode = static_cast<ResizeMode>(o->mode());
+      a.coordinate = static_cast<ResizeCoordinate>(o->coordinate());
+      a.nearest = static_cast<ResizeNearest>(o->nearest());
+      a.cubic_a = o->cubic_a();
+      a.exclude_outside = o->exclude_outside();
+      a.sizes = copy_int64_vector(*o->sizes());
+      a.steps.assign(o->steps()->begin(), o->steps()->end());
+      a.scales.assign(o->scales()->begin(), o->scales()->end());
+      *out = std::move(a);
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

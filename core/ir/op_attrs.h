@@ -354,14 +354,53 @@ struct TopKAttrs {
   bool largest = true;
 };
 
+// Resize (ONNX Resize, PyTorch F.interpolate; docs/onnx.md): the last `sizes.size()` axes (1 to 3) of src
+// become `sizes`; the leading axes are kept. Along a resized axis of input length n, output position o reads
+// the source coordinate x(o), computed in double from the float `step` (input positions per output
+// position, as PyTorch's float `scale`):
+//   kHalfPixel  step·(o + 0.5) − 0.5      kPytorchHalfPixel  the same, 0 where the axis becomes length 1
+//   kAlignCorners, kAsymmetric  step·o    kTfHalfPixelForNn  step·(o + 0.5)
+// kNearest with kAsymmetric and kFloor (PyTorch's 'nearest') takes floor(float(step·o)), as PyTorch; the
+// other nearest forms compute x as ONNX's reference does, dividing by `scales` in double (step·(o + 0.5)
+// becomes (o + 0.5)/scale; align_corners o·(n − 1)/(n·scale − 1)), so that its exact ties round as
+// `nearest` says; the index is clamped to [0, n − 1].
+// kLinear blends the two inputs around max(x, 0); kCubic the four around x with Keys' cubic of parameter
+// `cubic_a` (indices clamped to the edge, or with exclude_outside the outside taps dropped and the rest
+// renormalised). Each axis's taps and float weights, and the fused multiply-adds that blend them (outer
+// axes over inner ones), follow PyTorch's CPU kernels bit for bit (backends/cpu/ref/resize_taps.h). An axis
+// whose length and coordinates do not change (n = out, and n = 1 or step 1 and not kTfHalfPixelForNn) is
+// copied.
+// Values match `ResizeMode`, `ResizeCoordinate` and `ResizeNearest` in the schema.
+enum class ResizeMode : int8_t { kNearest = 0, kLinear = 1, kCubic = 2 };
+enum class ResizeCoordinate : int8_t {
+  kHalfPixel = 0,
+  kPytorchHalfPixel = 1,
+  kAlignCorners = 2,
+  kAsymmetric = 3,
+  kTfHalfPixelForNn = 4,
+};
+enum class ResizeNearest : int8_t { kRoundPreferFloor = 0, kRoundPreferCeil = 1, kFloor = 2, kCeil = 3 };
+constexpr int kNumResizeModes = 3, kNumResizeCoordinates = 5, kNumResizeNearest = 4;
+constexpr int kMaxResizeAxes = 3;
+struct ResizeAttrs {
+  ResizeMode mode = ResizeMode::kNearest;
+  ResizeCoordinate coordinate = ResizeCoordinate::kHalfPixel;
+  ResizeNearest nearest = ResizeNearest::kRoundPreferFloor;
+  float cubic_a = -0.75f;  // finite
+  bool exclude_outside = false;
+  std::vector<int64_t> sizes;  // the output lengths of the last sizes.size() axes, each >= 1
+  std::vector<float> steps;    // one per resized axis, finite and >= 0
+  std::vector<double> scales;  // one per resized axis, finite and > 0: ONNX's scale (out/n, or as given)
+};
+
 struct NoAttrs {};
 
-using OpAttrs =
-    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
-                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
-                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
-                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs>;
+using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
+                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
+                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
+                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
+                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
+                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs,
+                             CumSumAttrs, GatherElementsAttrs, TopKAttrs, ResizeAttrs>;
 
 }  // namespace vitrt

@@ -67,4 +67,5 @@
   X(Trilu, TriluAttrs, infer_trilu, 1, 1, 1, 1, 1, kSerialised)                                       \
   X(CumSum, CumSumAttrs, infer_cum_sum, 1, 1, 1, 1, 1, kSerialised)                                   \
   X(GatherElements, GatherElementsAttrs, infer_gather_elements, 2, 2, 1, 1, 1, kSerialised)           \
-  X(TopK, TopKAttrs, infer_top_k, 1, 1, 2, 2, 1, kSerialised)
+  X(TopK, TopKAttrs, infer_top_k, 1, 1, 2, 2, 1, kSerialised)                                         \
+  X(Resize, ResizeAttrs, infer_resize, 1, 1, 1, 1, 1, kSerialised)

@@ -164,7 +164,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kTrilu,
                    OpType::kCumSum,
                    OpType::kGatherElements,
-                   OpType::kTopK})
+                   OpType::kTopK,
+                   OpType::kResize})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -90,6 +90,9 @@ Status create_top_k(const std::shared_ptr<Context>&, const KernelPlan&, std::uni
                     KernelInfo*);
 Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                     KernelInfo*);
+// Resize of the last two axes, one (batch, channel) plane per task (resize.cpp); other forms decline.
+Status create_resize(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -61,6 +61,8 @@ std::map<std::string, Entry> cum_sum_entries();
 std::map<std::string, Entry> gather_elements_entries();
 // TopK (lower_top_k.cpp).
 std::map<std::string, Entry> top_k_entries();
+// Resize (lower_resize.cpp).
+std::map<std::string, Entry> resize_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

@@ -834,6 +834,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::cum_sum_entries());
     all.merge(lowering::gather_elements_entries());
     all.merge(lowering::top_k_entries());
+    all.merge(lowering::resize_entries());
     return all;
   }();
   return t;

@@ -52,24 +52,32 @@ int64_t clamp_index(int64_t i, int64_t n) {
   return std::min(std::max(i, int64_t{0}), n - 1);
 }
 
-// floor(float) as an index, for coordinates far inside int64 (lengths are at most 2^32).
-int64_t floor_index(float x) {
-  return static_cast<int64_t>(std::floor(x));
+// An integral double as an index, first kept within [lo, hi]: a file's step may be as large as a float
+// gets, and converting an out-of-range double is undefined.
+int64_t index_within(double v, int64_t lo, int64_t hi) {
+  if (!(v >= static_cast<double>(lo))) return lo;
+  if (v >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(v);
 }
 
-int64_t nearest_index(ResizeNearest mode, double x) {
+// The nearest index of x in [0, n - 1].
+int64_t nearest_index(ResizeNearest mode, double x, int64_t n) {
   const double r = std::floor(x), d = x - r;  // d exact: x and r share their exponent range
+  double v = r;
   switch (mode) {
     case ResizeNearest::kRoundPreferFloor:
-      return static_cast<int64_t>(d > 0.5 ? r + 1.0 : r);
+      v = d > 0.5 ? r + 1.0 : r;
+      break;
     case ResizeNearest::kRoundPreferCeil:
-      return static_cast<int64_t>(d >= 0.5 ? r + 1.0 : r);
+      v = d >= 0.5 ? r + 1.0 : r;
+      break;
     case ResizeNearest::kFloor:
-      return static_cast<int64_t>(r);
+      break;
     case ResizeNearest::kCeil:
-      return static_cast<int64_t>(std::ceil(x));
+      v = std::ceil(x);
+      break;
   }
-  return 0;
+  return index_within(v, 0, n - 1);
 }
 
 // Keys' cubic convolution, the two halves of its support, written as PyTorch's
@@ -111,21 +119,24 @@ void resize_axis_taps(const ResizeAttrs& a, int axis, int64_t in, ResizeAxisTaps
       const double x =
           torch ? static_cast<double>(static_cast<float>(static_cast<double>(step) * static_cast<double>(o)))
                 : onnx_coordinate(a.coordinate, a.scales[static_cast<size_t>(axis)], in, o, out);
-      idx[0] = clamp_index(nearest_index(a.nearest, x), in);
+      idx[0] = nearest_index(a.nearest, x, in);
       continue;
     }
     const double x = source_coordinate(a.coordinate, step, o, out);
     if (a.mode == ResizeMode::kLinear) {
       const double xc = x < 0.0 ? 0.0 : x;
-      const int64_t i0 = std::min(static_cast<int64_t>(xc), in - 1);
+      const int64_t i0 = index_within(std::trunc(xc), 0, in - 1);
       const float w1 = static_cast<float>(std::min(std::max(xc - static_cast<double>(i0), 0.0), 1.0));
       idx[0] = i0;
       idx[1] = i0 + (i0 < in - 1 ? 1 : 0);
       w[0] = 1.0f - w1;
       w[1] = w1;
     } else {
-      const int64_t i = floor_index(static_cast<float>(x));
-      const float f = static_cast<float>(x - static_cast<double>(i)), g = 1.0f - f;
+      // Far outside the input every tap is an edge one: i is kept within [-3, n + 2] and the edge taken
+      // whole.
+      const double fl = std::floor(static_cast<float>(x));
+      const int64_t i = index_within(fl, -3, in + 2);
+      const float f = static_cast<double>(i) == fl ? static_cast<float>(x - fl) : 0.0f, g = 1.0f - f;
       w[0] = cubic_far(f + 1.0f, a.cubic_a);
       w[1] = cubic_near(f, a.cubic_a);
       w[2] = cubic_near(g, a.cubic_a);

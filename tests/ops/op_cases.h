@@ -234,6 +234,31 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
     case OpType::kArgMax:
       return ArgMaxAttrs{j.at("kind") == "min" ? ArgKind::kMin : ArgKind::kMax, j.at("axis").get<int32_t>(),
                          j.at("keepdims").get<bool>(), j.at("select_last_index").get<bool>()};
+    case OpType::kResize: {
+      static const std::map<std::string, ResizeMode> modes = {
+          {"nearest", ResizeMode::kNearest}, {"linear", ResizeMode::kLinear}, {"cubic", ResizeMode::kCubic}};
+      static const std::map<std::string, ResizeCoordinate> coords = {
+          {"half_pixel", ResizeCoordinate::kHalfPixel},
+          {"pytorch_half_pixel", ResizeCoordinate::kPytorchHalfPixel},
+          {"align_corners", ResizeCoordinate::kAlignCorners},
+          {"asymmetric", ResizeCoordinate::kAsymmetric},
+          {"tf_half_pixel_for_nn", ResizeCoordinate::kTfHalfPixelForNn}};
+      static const std::map<std::string, ResizeNearest> nearests = {
+          {"round_prefer_floor", ResizeNearest::kRoundPreferFloor},
+          {"round_prefer_ceil", ResizeNearest::kRoundPreferCeil},
+          {"floor", ResizeNearest::kFloor},
+          {"ceil", ResizeNearest::kCeil}};
+      ResizeAttrs a;
+      a.mode = modes.at(j.at("mode").get<std::string>());
+      a.coordinate = coords.at(j.at("coordinate").get<std::string>());
+      a.nearest = nearests.at(j.at("nearest").get<std::string>());
+      a.cubic_a = j.at("cubic_a");
+      a.exclude_outside = j.at("exclude_outside");
+      a.sizes = j.at("sizes").get<std::vector<int64_t>>();
+      a.steps = j.at("steps").get<std::vector<float>>();
+      a.scales = j.at("scales").get<std::vector<double>>();
+      return a;
+    }
     default:
       return NoAttrs{};
   }

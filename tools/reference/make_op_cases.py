@@ -271,6 +271,8 @@ def run_op(op, attrs, xs):
         return expand(attrs, xs)
     if op == "SqueezeExcite":
         return squeeze_excite(attrs, xs)
+    if op == "Resize":
+        return resize(attrs, xs)
     if op in EXTRA_OPS:
         return EXTRA_OPS[op](attrs, xs)
     raise ValueError(op)
@@ -685,6 +687,81 @@ def squeeze_excite_cases(w):
         w.add(name, "SqueezeExcite", attrs, [w.randn(*shape, offset=0.3), w1, b1, w2, b2], const=(1, 2, 3, 4))
 
 
+TORCH_RESIZE_MODES = {1: "linear", 2: "bilinear", 3: "trilinear"}
+
+
+def resize(attrs, xs):
+    """F.interpolate as the case was made (size or scale_factor, align_corners); the IR attributes beside."""
+    t = attrs["torch"]
+    mode = t["mode"]
+    if mode == "linear":
+        mode = TORCH_RESIZE_MODES[len(attrs["sizes"])]
+    kw = {} if mode == "nearest" else {"align_corners": t["align_corners"]}
+    if t["scale_factor"] is not None:
+        return F.interpolate(xs[0], scale_factor=t["scale_factor"], mode=mode, **kw)
+    return F.interpolate(xs[0], size=tuple(attrs["sizes"]), mode=mode, **kw)
+
+
+def resize_attrs(x_shape, mode, align, size=None, scale=None):
+    """The IR's Resize attributes for F.interpolate over the trailing axes (docs/onnx.md, Resize): steps as
+    PyTorch's float scale (1/scale_factor, in/out, or (in - 1)/(out - 1) with align_corners), scales as ONNX's."""
+    spatial = x_shape[2:]
+    f32 = np.float32
+    sizes, steps, scales = [], [], []
+    for i, n in enumerate(spatial):
+        out = size[i] if size is not None else int(math.floor(n * scale))
+        if align:
+            step = f32(n - 1) / f32(out - 1) if out > 1 else f32(0)
+        elif scale is not None:
+            step = f32(1.0 / scale)
+        else:
+            step = f32(n) / f32(out)
+        sizes.append(out)
+        steps.append(float(step))
+        scales.append(float(scale) if scale is not None else out / n)
+    ir_mode = {"nearest": "nearest", "linear": "linear", "bicubic": "cubic"}[mode]
+    return {"mode": ir_mode, "coordinate": "align_corners" if align else ("asymmetric" if mode == "nearest" else
+                                                                          "half_pixel"),
+            "nearest": "floor", "cubic_a": -0.75, "exclude_outside": False, "sizes": sizes, "steps": steps,
+            "scales": scales, "torch": {"mode": mode, "align_corners": align, "scale_factor": scale}}
+
+
+def resize_cases(w):
+    """Resize against F.interpolate: nearest, (bi/tri)linear and bicubic, align_corners True and False, up and
+    down, odd sizes, non-integer scale factors, one changed axis, 1-D and 3-D resizes. Drawn from their own
+    generator, after every other case, so no earlier case changed."""
+    w.gen = torch.Generator().manual_seed(20261129)
+    specs = [  # name, x shape, torch mode, align_corners, size, scale_factor
+        ("resize_bilinear_up_odd", (2, 3, 5, 7), "linear", False, (11, 13), None),
+        ("resize_bilinear_down_odd", (2, 3, 13, 9), "linear", False, (5, 4), None),
+        ("resize_bilinear_align_up", (2, 3, 5, 7), "linear", True, (11, 13), None),
+        ("resize_bilinear_align_down", (1, 4, 13, 9), "linear", True, (6, 4), None),
+        ("resize_bilinear_scale_1p7", (2, 2, 9, 11), "linear", False, None, 1.7),
+        ("resize_bilinear_scale_0p6", (2, 2, 9, 11), "linear", False, None, 0.6),
+        ("resize_bilinear_scale_2", (1, 3, 7, 6), "linear", False, None, 2.0),
+        ("resize_bilinear_width_only", (2, 3, 7, 9), "linear", False, (7, 20), None),
+        ("resize_bicubic_up_odd", (2, 3, 5, 7), "bicubic", False, (11, 13), None),
+        ("resize_bicubic_down_odd", (2, 3, 13, 9), "bicubic", False, (5, 4), None),
+        ("resize_bicubic_align_up", (2, 3, 5, 7), "bicubic", True, (11, 13), None),
+        ("resize_bicubic_align_down", (1, 4, 13, 9), "bicubic", True, (6, 4), None),
+        ("resize_bicubic_scale_1p7", (2, 2, 9, 11), "bicubic", False, None, 1.7),
+        ("resize_bicubic_scale_0p6", (1, 2, 9, 11), "bicubic", False, None, 0.6),
+        ("resize_bicubic_pos_embed_14_to_20", (1, 32, 14, 14), "bicubic", False, (20, 20), None),
+        ("resize_bicubic_tiny_2x2", (2, 3, 2, 2), "bicubic", False, (5, 3), None),
+        ("resize_nearest_up_odd", (2, 3, 5, 7), "nearest", False, (11, 13), None),
+        ("resize_nearest_down_odd", (2, 3, 13, 9), "nearest", False, (5, 4), None),
+        ("resize_nearest_scale_2", (1, 3, 4, 5), "nearest", False, None, 2.0),
+        ("resize_nearest_scale_1p7", (2, 2, 9, 11), "nearest", False, None, 1.7),
+        ("resize_nearest_2_to_82", (1, 2, 2, 3), "nearest", False, (82, 7), None),
+        ("resize_linear_1d", (2, 5, 9), "linear", False, (17,), None),
+        ("resize_linear_1d_align_down", (2, 5, 17), "linear", True, (6,), None),
+        ("resize_trilinear_3d", (1, 2, 3, 4, 5), "linear", False, (5, 3, 7), None),
+        ("resize_nearest_1d", (2, 3, 10), "nearest", False, (7,), None),
+    ]
+    for name, shape, mode, align, size, scale in specs:
+        w.add(name, "Resize", resize_attrs(shape, mode, align, size, scale), [w.randn(*shape)])
+
+
 def attention_cases(w):
     specs = [  # name, layout, B, Nq, Nk, C, heads, scale (None: d^-0.5)
         ("attn_sep", "separate", 2, 7, 7, 12, 3, None),
@@ -739,6 +816,7 @@ def main():
     reduce_norm_cases(w)
     data_cases(w)
     squeeze_excite_cases(w)
+    resize_cases(w)
     w.finish()
     print(f"wrote {len(w.cases)} op cases to {args.out}")
 

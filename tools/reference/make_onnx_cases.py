@@ -13,7 +13,9 @@ Cases (small, for CI time): DeiT-Tiny depth 2 and a distilled one of depth 1; PV
 stage; a LaViT with LaViT-Tiny's layout (VA layers, an attention residual into every later stage, one LA layer
 at the end of stages 2-4) at depths 1,2,2,2, widths 64,128,128,192 (heads 1,2,2,3) and MLP ratio 2 (the tiny's
 widths would make this fixture ~150 MB); a SOFT (scaled Newton, 20 steps) with one block per stage at widths
-32,64,64,96 (heads 1,2,2,3; SOFT-Tiny's widths make each file 28 MB).
+32,64,64,96 (heads 1,2,2,3; SOFT-Tiny's widths make each file 28 MB), also exported as the official SOFT code
+writes its forward (opset17_pos_interpolate.onnx: each position table goes through F.interpolate(bicubic),
+an identity at 224, so the export holds four Resize nodes that the importer removes).
 """
 import argparse
 import json
@@ -23,6 +25,7 @@ import warnings
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vitrt_reference as R  # noqa: E402
@@ -38,6 +41,16 @@ def export(model, x, path, opset, dynamic=True):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, torch.from_numpy(x), path, opset_version=opset, input_names=["input"],
                           output_names=["logits"], dynamic_axes=axes, do_constant_folding=True)
+
+
+def interpolate_pos_embed(pos, H, W):
+    """The official SOFT code's position-table resize: F.interpolate(bicubic) called in forward whatever the
+    size (an identity at 224), so its export holds a Resize of each table to sizes computed from the image."""
+    _, L, C = pos.shape
+    s = int(L ** 0.5)
+    p = pos.reshape(1, s, s, C).permute(0, 3, 1, 2)
+    p = F.interpolate(p, size=(H, W), mode="bicubic", align_corners=False)
+    return p.flatten(2).transpose(1, 2)
 
 
 def main():
@@ -74,6 +87,15 @@ def main():
         if name == "deit_tiny_2layer":  # as exported without dynamic_axes: batch 1 written into the graph
             export(model, x[:1], os.path.join(d, "opset17_static_batch.onnx"), 17, dynamic=False)
             onnx_files["17 static batch"] = f"{name}/opset17_static_batch.onnx"
+        if name == "soft_1111_narrow":  # the official code's form: Resize (bicubic) of every position table
+            resize, S.resize_pos_embed = S.resize_pos_embed, interpolate_pos_embed
+            try:
+                with torch.no_grad():
+                    assert torch.equal(model(torch.from_numpy(x)).float(), torch.from_numpy(logits))
+                export(model, x, os.path.join(d, "opset17_pos_interpolate.onnx"), 17)
+            finally:
+                S.resize_pos_embed = resize
+            onnx_files["17 pos_embed F.interpolate"] = f"{name}/opset17_pos_interpolate.onnx"
         np.save(os.path.join(d, "input.npy"), x)
         np.save(os.path.join(d, "logits_f32.npy"), logits)
         cases[name] = dict(checkpoint=f"{name}/model.pth", input=f"{name}/input.npy",

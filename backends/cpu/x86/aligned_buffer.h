@@ -2,12 +2,19 @@
 // Copyright the vitrt authors.
 #pragma once
 // A 64-byte aligned float buffer a kernel owns from plan time (packed weights), for aligned vector loads.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 namespace vitrt {
 namespace x86 {
+
+// `floats` rounded up to a whole number of 64-byte lines (16 floats): workspace slices carved at such offsets
+// keep the 64-byte alignment of the workspace base.
+inline int64_t round16(int64_t floats) {
+  return (floats + 15) / 16 * 16;
+}
 
 class AlignedFloats {
  public:

@@ -26,10 +26,6 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-int64_t round16(int64_t floats) {
-  return (floats + 15) / 16 * 16;
-}
-
 class ConvMlpKernel final : public ref::RefKernel {
  public:
   ConvMlpKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const ConvMlpAttrs& a,

@@ -22,10 +22,6 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-int64_t round16(int64_t n) {
-  return (n + 15) / 16 * 16;
-}
-
 class GemmConvTransposeKernel final : public ref::RefKernel {
  public:
   GemmConvTransposeKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const ConvTransposeAttrs& a)

@@ -15,6 +15,7 @@
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/im2col.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_internal.h"
@@ -22,10 +23,6 @@
 namespace vitrt {
 namespace x86 {
 namespace {
-
-int64_t round16(int64_t n) {
-  return (n + 15) / 16 * 16;
-}
 
 class GemmConvKernel final : public ref::RefKernel {
  public:

@@ -27,10 +27,6 @@ namespace {
 
 constexpr int64_t kChunkBytes = 256 << 10;  // the patches one task gathers and multiplies, kept in L2
 
-int64_t round16(int64_t n) {
-  return (n + 15) / 16 * 16;
-}
-
 class GemmConvNhwcKernel final : public ref::RefKernel {
  public:
   GemmConvNhwcKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const Conv2dAttrs& a)

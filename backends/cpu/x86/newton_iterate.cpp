@@ -2,13 +2,11 @@
 // Copyright the vitrt authors.
 #include "backends/cpu/x86/newton_iterate.h"
 
+#include "backends/cpu/x86/aligned_buffer.h"
+
 namespace vitrt {
 namespace x86 {
 namespace {
-
-int64_t round16(int64_t floats) {
-  return (floats + 15) / 16 * 16;
-}
 
 struct Work {
   float *packed_p, *packed_v, *vp, *vpv;

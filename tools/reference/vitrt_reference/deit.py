@@ -50,10 +50,12 @@ class Mlp(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim, num_heads, mlp_ratio=4.0, qkv_bias=True, eps=1e-6):
+    def __init__(self, dim, num_heads, mlp_ratio=4.0, qkv_bias=True, eps=1e-6, attn_factory=None):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim, eps=eps)
-        self.attn = Attention(dim, num_heads, qkv_bias)
+        # attn_factory(dim, num_heads) -> a module mapping [B,N,C] to [B,N,C] (its own output projection
+        # included): the linear-attention family's ViTs (docs/models.md §7) swap the attention this way.
+        self.attn = attn_factory(dim, num_heads) if attn_factory else Attention(dim, num_heads, qkv_bias)
         self.norm2 = nn.LayerNorm(dim, eps=eps)
         self.mlp = Mlp(dim, int(dim * mlp_ratio))
 
@@ -68,7 +70,7 @@ class VisionTransformer(nn.Module):
     DistilledVisionTransformer; eval output = (head(x[:,0]) + head_dist(x[:,1])) / 2)."""
 
     def __init__(self, img_size=224, patch_size=16, in_chans=3, num_classes=1000, embed_dim=768, depth=12,
-                 num_heads=12, mlp_ratio=4.0, qkv_bias=True, eps=1e-6, distilled=False):
+                 num_heads=12, mlp_ratio=4.0, qkv_bias=True, eps=1e-6, distilled=False, attn_factory=None):
         super().__init__()
         self.num_classes = num_classes
         self.embed_dim = embed_dim
@@ -82,7 +84,7 @@ class VisionTransformer(nn.Module):
         self.pos_embed = nn.Parameter(torch.zeros(1, self.patch_embed.num_patches + n_tok, embed_dim))
         if distilled:
             self.dist_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
-        self.blocks = nn.ModuleList([Block(embed_dim, num_heads, mlp_ratio, qkv_bias, eps) for _ in range(depth)])
+        self.blocks = nn.ModuleList([Block(embed_dim, num_heads, mlp_ratio, qkv_bias, eps, attn_factory) for _ in range(depth)])
         self.norm = nn.LayerNorm(embed_dim, eps=eps)
         self.head = nn.Linear(embed_dim, num_classes)
         if distilled:

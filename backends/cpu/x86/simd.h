@@ -80,6 +80,11 @@ struct SimdTable {
   void (*layer_norm)(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
                      float eps);
   void (*attention_block)(const AttnBlock& a);
+  // Softmax (exp(x - max) / Σ) of `rows` contiguous rows of n elements.
+  void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n);
+  // Softmax along an axis of n whose elements lie `inner` apart, for columns [c0, c1) of one slice
+  // x[n][inner].
+  void (*softmax_columns)(const float* x, float* y, int64_t n, int64_t inner, int64_t c0, int64_t c1);
   void (*pool2d_row)(const Pool2dRow& r);
   // Σ x[0..n): float vectors over blocks of 1024 elements, each block's total added in double (the rounding
   // error stays that of a short float sum however long x is).

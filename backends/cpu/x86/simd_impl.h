@@ -314,6 +314,90 @@ void attention_block(const AttnBlock& a) {
   }
 }
 
+// Softmax of `rows` contiguous rows of n: max, exp(x - max) (xsimd::exp, as attention_block) stored with its
+// sum, then the scaling. The tail goes through a vector padded with -inf (its exp is 0, so the sum is that of
+// the row). Row sums accumulate in float vectors, each block of 1024 elements' total added in double (the
+// reference sums in double; this keeps the rounding error that of a short float sum).
+template <class A>
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  constexpr int64_t kBlock = 1024;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int64_t body = n / W * W;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xs = x + r * n;
+    float* ys = y + r * n;
+    alignas(64) float t[W];
+    for (int64_t j = 0; j < W; ++j) t[j] = body + j < n ? xs[body + j] : ninf;
+    B mx = B::load_aligned(t);
+    for (int64_t j = 0; j < body; j += W) mx = xsimd::max(mx, B::load_unaligned(xs + j));
+    const B mv(hmax<A>(mx));
+    double total = 0.0;
+    for (int64_t j0 = 0; j0 < body; j0 += kBlock) {
+      const int64_t j1 = j0 + kBlock < body ? j0 + kBlock : body;
+      B acc(0.0f);
+      for (int64_t j = j0; j < j1; j += W) {
+        const B e = xsimd::exp(B::load_unaligned(xs + j) - mv);
+        e.store_unaligned(ys + j);
+        acc += e;
+      }
+      total += xsimd::hadd(acc);
+    }
+    if (body < n) {
+      const B e = xsimd::exp(B::load_aligned(t) - mv);
+      e.store_aligned(t);
+      total += xsimd::hadd(e);
+    }
+    const float rcp = static_cast<float>(1.0 / total);
+    const B rv(rcp);
+    for (int64_t j = 0; j < body; j += W) (B::load_unaligned(ys + j) * rv).store_unaligned(ys + j);
+    for (int64_t j = body; j < n; ++j) ys[j] = t[j - body] * rcp;
+  }
+}
+
+// Softmax along an axis of n with `inner` > 1 elements after it: columns [c0, c1) of one outer slice
+// x[n][inner], W columns at a time (the last group through padded vectors), each column's sum in double.
+template <class A>
+void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, int64_t c0, int64_t c1) {
+  using B = VF<A>;
+  constexpr int64_t W = B::size;
+  constexpr int64_t kBlock = 256;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t c = c0; c < c1; c += W) {
+    const int64_t w = c1 - c < W ? c1 - c : W;
+    alignas(64) float t[W];
+    auto load = [&](const float* p) {
+      if (w == W) return B::load_unaligned(p);
+      for (int64_t i = 0; i < W; ++i) t[i] = i < w ? p[i] : ninf;
+      return B::load_aligned(t);
+    };
+    auto store = [&](const B& v, float* p) {
+      if (w == W) return v.store_unaligned(p);
+      v.store_aligned(t);
+      for (int64_t i = 0; i < w; ++i) p[i] = t[i];
+    };
+    B mx = load(x + c);
+    for (int64_t j = 1; j < n; ++j) mx = xsimd::max(mx, load(x + j * inner + c));
+    double total[W] = {};
+    alignas(64) float part[W];
+    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+      const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
+      B acc(0.0f);
+      for (int64_t j = j0; j < j1; ++j) {
+        const B e = xsimd::exp(load(x + j * inner + c) - mx);
+        store(e, y + j * inner + c);
+        acc += e;
+      }
+      acc.store_aligned(part);
+      for (int64_t i = 0; i < W; ++i) total[i] += part[i];
+    }
+    for (int64_t i = 0; i < W; ++i) part[i] = static_cast<float>(1.0 / total[i]);
+    const B rv = B::load_aligned(part);
+    for (int64_t j = 0; j < n; ++j) store(load(y + j * inner + c) * rv, y + j * inner + c);
+  }
+}
+
 template <class A>
 double sum(const float* x, int64_t n) {
   using B = VF<A>;
@@ -434,6 +518,8 @@ SimdTable make_table(const char* name) {
   t.unary = &unary<A>;
   t.layer_norm = &layer_norm<A>;
   t.attention_block = &attention_block<A>;
+  t.softmax_rows = &softmax_rows<A>;
+  t.softmax_columns = &softmax_columns<A>;
   t.pool2d_row = &pool2d_impl::row<A>;
   t.sum = &sum<A>;
   t.dot = &dot<A>;

@@ -34,7 +34,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kReshape),
     Table::kernel(OpType::kTranspose, create_transpose),
     Table::reference(OpType::kReduceMean),
-    Table::reference(OpType::kSoftmax),
+    Table::kernel(OpType::kSoftmax, create_softmax),
     Table::kernel(OpType::kSoftmaxAttention, create_softmax_attention),
     Table::reference(OpType::kAdaptiveAvgPool2d),
     Table::kernel(OpType::kLinearAttention, create_linear_attention),

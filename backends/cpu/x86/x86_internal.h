@@ -48,6 +48,8 @@ Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std
 Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_binary(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                      KernelInfo*);
+Status create_softmax(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                      KernelInfo*);
 Status create_softmax_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
 Status create_transpose(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The image-layout depthwise plane kernel, written once over an ISA's vector ops T (vec_avx512.h,
+// vec_avx2.h). A task first copies the input rows it reads into its scratch, zero-padded and, for a stride s,
+// split into s phases (depthwise_nchw.h): every tap of every output row then reads W consecutive output
+// columns as one unaligned vector load, whatever the stride, padding or dilation, and no tap is checked
+// against the image's edges. A block of R output rows × S vectors keeps R·S accumulators in registers (8
+// where the row is wide enough, so that the FMA latency is hidden) and broadcasts each tap's weight once for
+// all of them; narrow rows (ConvNeXt's and MobileNet's 7×7 and 14×14 planes) stack more rows per block
+// instead of wasting lanes on more vectors. The row's last vector is stored masked.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/x86/depthwise_nchw.h"
+#include "backends/cpu/x86/depthwise_nhwc_impl.h"  // depthwise_impl::activate
+
+namespace vitrt {
+namespace x86 {
+namespace depthwise_nchw_impl {
+
+// Phase `ph` of one padded input row: dst[j] = src[j·Stride + ph - pad_w] inside the row, zero outside.
+template <int Stride>
+inline void fill_phase(const float* src, int64_t w, int64_t pad_w, int64_t stride, int64_t ph, int64_t n,
+                       float* dst) {
+  const int64_t s = Stride > 0 ? Stride : stride;
+  // j in [lo, hi) reads the row: 0 <= j·s + ph - pad_w < w.
+  const int64_t lo = std::min(n, std::max<int64_t>(0, (pad_w - ph + s - 1) / s));
+  const int64_t hi = std::max(lo, std::min(n, (w + pad_w - ph + s - 1) / s));
+  std::memset(dst, 0, static_cast<size_t>(lo) * sizeof(float));
+  const float* x = src + ph - pad_w;
+  if (s == 1) {
+    std::memcpy(dst + lo, x + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+  } else {
+    for (int64_t j = lo; j < hi; ++j) dst[j] = x[j * s];
+  }
+  std::memset(dst + hi, 0, static_cast<size_t>(n - hi) * sizeof(float));
+}
+
+// Padded rows [pr0, pr0 + rows) (padded row pr is input row pr - pad_h) into the scratch.
+inline void fill_rows(const DepthwisePlane& p, int64_t pr0, int64_t rows) {
+  const int64_t lp = p.phase_floats, sw = p.stride_w;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t iy = pr0 + r - p.pad_h;
+    float* dst = p.scratch + r * sw * lp;
+    if (iy < 0 || iy >= p.h) {
+      std::memset(dst, 0, static_cast<size_t>(sw * lp) * sizeof(float));
+      continue;
+    }
+    const float* src = p.src + iy * p.w;
+    for (int64_t ph = 0; ph < sw; ++ph) {
+      if (sw == 2)
+        fill_phase<2>(src, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
+      else
+        fill_phase<0>(src, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
+    }
+  }
+}
+
+// Output rows oy .. oy + R - 1, columns ox0 .. ox0 + S·W - 1 of which the last vector has `last` valid.
+template <class T, int R, int S>
+inline void block(const DepthwisePlane& p, int64_t pr0, int64_t oy, int64_t ox0, int last) {
+  using V = typename T::V;
+  constexpr int W = T::kWidth;
+  V acc[R * S];
+  const V b = T::set1(p.bias);
+#pragma GCC unroll 32
+  for (int i = 0; i < R * S; ++i) acc[i] = b;
+  const int64_t sh = p.stride_h, sw = p.stride_w, dh = p.dilation_h, dw = p.dilation_w;
+  const int64_t lp = p.phase_floats, row_floats = sw * lp;
+  // Kernel rows that reach the image for at least one of the R rows; the others read zero rows.
+  const int64_t top = p.pad_h - (oy + R - 1) * sh;  // ky·dh >= top
+  const int64_t ky_lo = top <= 0 ? 0 : (top + dh - 1) / dh;
+  const int64_t bottom = p.h - 1 + p.pad_h - oy * sh;  // ky·dh <= bottom
+  const int64_t ky_hi = bottom < 0 ? 0 : std::min(p.kh, bottom / dh + 1);
+  for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+    const float* x = p.scratch + (oy * sh + ky * dh - pr0) * row_floats + ox0;
+    const float* wk = p.wt + ky * p.kw;
+    int64_t phase = 0, off = 0;  // tap kx reads phase (kx·dw) mod sw at offset (kx·dw) div sw
+    for (int64_t kx = 0; kx < p.kw; ++kx) {
+      const V wv = T::set1(wk[kx]);
+      const float* xt = x + phase * lp + off;
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s)
+          acc[r * S + s] = T::fma(T::loadu(xt + r * sh * row_floats + s * W), wv, acc[r * S + s]);
+      }
+      phase += dw;
+      while (phase >= sw) {
+        phase -= sw;
+        ++off;
+      }
+    }
+  }
+  depthwise_impl::activate<T, R * S>(p.act, acc);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* y = p.dst + (oy + r) * p.wo + ox0;
+#pragma GCC unroll 8
+    for (int s = 0; s < S - 1; ++s) T::storeu(y + s * W, acc[r * S + s]);
+    if (last == W)
+      T::storeu(y + (S - 1) * W, acc[r * S + S - 1]);
+    else
+      T::storen(y + (S - 1) * W, acc[r * S + S - 1], last);
+  }
+}
+
+// The row's last `nv` (< S) vectors.
+template <class T, int R, int S>
+inline void tail_block(const DepthwisePlane& p, int64_t pr0, int64_t oy, int64_t ox0, int nv, int last) {
+  if constexpr (S > 1) {
+    if (nv == S) return block<T, R, S>(p, pr0, oy, ox0, last);
+    return tail_block<T, R, S - 1>(p, pr0, oy, ox0, nv, last);
+  } else {
+    block<T, R, 1>(p, pr0, oy, ox0, last);
+  }
+}
+
+// R whole output rows from oy.
+template <class T, int R, int S>
+inline void row_block(const DepthwisePlane& p, int64_t pr0, int64_t oy) {
+  constexpr int W = T::kWidth;
+  int64_t ox0 = 0;
+  for (; ox0 + S * W <= p.wo; ox0 += S * W) block<T, R, S>(p, pr0, oy, ox0, W);
+  const int64_t rem = p.wo - ox0;
+  if (rem > 0) {
+    const int nv = static_cast<int>((rem + W - 1) / W);
+    tail_block<T, R, S>(p, pr0, oy, ox0, nv, static_cast<int>(rem - (nv - 1) * W));
+  }
+}
+
+// Output rows [oy, p.oy1) in blocks of R rows, the rest in blocks of R/2, R/4, ...
+template <class T, int R, int S>
+inline void rows_from(const DepthwisePlane& p, int64_t pr0, int64_t oy) {
+  for (; oy + R <= p.oy1; oy += R) row_block<T, R, S>(p, pr0, oy);
+  if constexpr (R > 1) {
+    if (oy < p.oy1) rows_from<T, R / 2, S>(p, pr0, oy);
+  }
+}
+
+template <class T>
+void rows(const DepthwisePlane& p) {
+  constexpr int W = T::kWidth;
+  const int64_t pr0 = p.oy0 * p.stride_h;
+  fill_rows(p, pr0, (p.oy1 - 1 - p.oy0) * p.stride_h + (p.kh - 1) * p.dilation_h + 1);
+  const int64_t nv = (p.wo + W - 1) / W;  // vectors per output row
+  if (nv >= 4)
+    rows_from<T, 2, 4>(p, pr0, p.oy0);
+  else if (nv == 3)
+    rows_from<T, 2, 3>(p, pr0, p.oy0);
+  else if (nv == 2)
+    rows_from<T, 4, 2>(p, pr0, p.oy0);
+  else
+    rows_from<T, 8, 1>(p, pr0, p.oy0);
+}
+
+}  // namespace depthwise_nchw_impl
+}  // namespace x86
+}  // namespace vitrt

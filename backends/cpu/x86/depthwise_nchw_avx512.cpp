@@ -7,9 +7,20 @@
 
 namespace vitrt {
 namespace x86 {
+namespace {
+
+// Lanes 0, 2, .., 30 of the 32 floats a:b.
+struct EvenLanes512 {
+  static __m512 even(__m512 a, __m512 b) {
+    const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(a, idx, b);
+  }
+};
+
+}  // namespace
 
 void depthwise_nchw_rows_avx512(const DepthwisePlane& p) {
-  depthwise_nchw_impl::rows<Avx512Ops>(p);
+  depthwise_nchw_impl::rows<Avx512Ops, EvenLanes512>(p);
 }
 
 }  // namespace x86

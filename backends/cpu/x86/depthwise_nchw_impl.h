@@ -10,7 +10,6 @@
 // all of them; narrow rows (ConvNeXt's and MobileNet's 7×7 and 14×14 planes) stack more rows per block
 // instead of wasting lanes on more vectors. The row's last vector is stored masked.
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/x86/depthwise_nchw.h"
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"  // depthwise_impl::activate
@@ -19,41 +18,57 @@ namespace vitrt {
 namespace x86 {
 namespace depthwise_nchw_impl {
 
-// Phase `ph` of one padded input row: dst[j] = src[j·Stride + ph - pad_w] inside the row, zero outside.
-template <int Stride>
+// Phase `ph` of one padded input row, `n` (a multiple of W) floats: dst[j] = src[j·stride + ph - pad_w]
+// inside the row, zero outside. Strides 1 and 2 (every model's) copy whole vectors, masked at the row's ends
+// (the loads never leave the row); stride 2 keeps the even lanes of two vectors (E::even, the ISA's
+// deinterleave).
+template <class T, class E>
 inline void fill_phase(const float* src, int64_t w, int64_t pad_w, int64_t stride, int64_t ph, int64_t n,
                        float* dst) {
-  const int64_t s = Stride > 0 ? Stride : stride;
-  // j in [lo, hi) reads the row: 0 <= j·s + ph - pad_w < w.
-  const int64_t lo = std::min(n, std::max<int64_t>(0, (pad_w - ph + s - 1) / s));
-  const int64_t hi = std::max(lo, std::min(n, (w + pad_w - ph + s - 1) / s));
-  std::memset(dst, 0, static_cast<size_t>(lo) * sizeof(float));
-  const float* x = src + ph - pad_w;
-  if (s == 1) {
-    std::memcpy(dst + lo, x + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+  constexpr int W = T::kWidth;
+  // j in [lo, hi) reads the row: 0 <= j·stride + ph - pad_w < w.
+  const int64_t lo = std::min(n, std::max<int64_t>(0, (pad_w - ph + stride - 1) / stride));
+  const int64_t hi = std::max(lo, std::min(n, (w + pad_w - ph + stride - 1) / stride));
+  for (int64_t j = 0; j < n; j += W) T::storeu(dst + j, T::zero());
+  const float* x = src + ph - pad_w;  // x[j·stride] for j in [lo, hi)
+  if (stride == 1) {
+    int64_t j = lo;
+    for (; j + W <= hi; j += W) T::storeu(dst + j, T::loadu(x + j));
+    if (j < hi) T::storen(dst + j, T::loadn(x + j, static_cast<int>(hi - j)), static_cast<int>(hi - j));
+  } else if (stride == 2) {
+    for (int64_t j = lo; j < hi; j += W) {
+      const int64_t avail = w - (2 * j + ph - pad_w);  // row floats from x + 2j on
+      const int cnt = static_cast<int>(std::min<int64_t>(W, hi - j));
+      typename T::V v;
+      if (avail >= 2 * W) {
+        v = E::even(T::loadu(x + 2 * j), T::loadu(x + 2 * j + W));
+      } else {
+        v = E::even(T::loadn(x + 2 * j, static_cast<int>(std::min<int64_t>(W, avail))),
+                    T::loadn(x + 2 * j + W, static_cast<int>(std::clamp<int64_t>(avail - W, 0, W))));
+      }
+      if (cnt == W)
+        T::storeu(dst + j, v);
+      else
+        T::storen(dst + j, v, cnt);
+    }
   } else {
-    for (int64_t j = lo; j < hi; ++j) dst[j] = x[j * s];
+    for (int64_t j = lo; j < hi; ++j) dst[j] = x[j * stride];
   }
-  std::memset(dst + hi, 0, static_cast<size_t>(n - hi) * sizeof(float));
 }
 
 // Padded rows [pr0, pr0 + rows) (padded row pr is input row pr - pad_h) into the scratch.
+template <class T, class E>
 inline void fill_rows(const DepthwisePlane& p, int64_t pr0, int64_t rows) {
   const int64_t lp = p.phase_floats, sw = p.stride_w;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t iy = pr0 + r - p.pad_h;
     float* dst = p.scratch + r * sw * lp;
     if (iy < 0 || iy >= p.h) {
-      std::memset(dst, 0, static_cast<size_t>(sw * lp) * sizeof(float));
+      for (int64_t j = 0; j < sw * lp; j += T::kWidth) T::storeu(dst + j, T::zero());
       continue;
     }
-    const float* src = p.src + iy * p.w;
-    for (int64_t ph = 0; ph < sw; ++ph) {
-      if (sw == 2)
-        fill_phase<2>(src, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
-      else
-        fill_phase<0>(src, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
-    }
+    for (int64_t ph = 0; ph < sw; ++ph)
+      fill_phase<T, E>(p.src + iy * p.w, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
   }
 }
 
@@ -139,11 +154,12 @@ inline void rows_from(const DepthwisePlane& p, int64_t pr0, int64_t oy) {
   }
 }
 
-template <class T>
+// E::even(a, b): the even lanes of a then those of b (a stride-2 deinterleave).
+template <class T, class E>
 void rows(const DepthwisePlane& p) {
   constexpr int W = T::kWidth;
   const int64_t pr0 = p.oy0 * p.stride_h;
-  fill_rows(p, pr0, (p.oy1 - 1 - p.oy0) * p.stride_h + (p.kh - 1) * p.dilation_h + 1);
+  fill_rows<T, E>(p, pr0, (p.oy1 - 1 - p.oy0) * p.stride_h + (p.kh - 1) * p.dilation_h + 1);
   const int64_t nv = (p.wo + W - 1) / W;  // vectors per output row
   if (nv >= 4)
     rows_from<T, 2, 4>(p, pr0, p.oy0);

@@ -18,26 +18,22 @@ namespace vitrt {
 namespace x86 {
 namespace depthwise_nchw_impl {
 
-// Phase `ph` of one padded input row, `n` (a multiple of W) floats: dst[j] = src[j·stride + ph - pad_w]
-// inside the row, zero outside. Strides 1 and 2 (every model's) copy whole vectors, masked at the row's ends
-// (the loads never leave the row); stride 2 keeps the even lanes of two vectors (E::even, the ISA's
-// deinterleave).
+// Phase `ph` of one padded input row, `n` (a multiple of W) floats: dst[j] = x[j·stride] for j in [lo, hi)
+// (the row's columns: x = row + ph - pad_w), zero elsewhere. Strides 1 and 2 (every model's) copy whole
+// vectors, masked at the row's ends (the loads never leave the row); stride 2 keeps the even lanes of two
+// vectors (E::even, the ISA's deinterleave).
 template <class T, class E>
-inline void fill_phase(const float* src, int64_t w, int64_t pad_w, int64_t stride, int64_t ph, int64_t n,
+inline void fill_phase(const float* x, int64_t w_left, int64_t stride, int64_t lo, int64_t hi, int64_t n,
                        float* dst) {
   constexpr int W = T::kWidth;
-  // j in [lo, hi) reads the row: 0 <= j·stride + ph - pad_w < w.
-  const int64_t lo = std::min(n, std::max<int64_t>(0, (pad_w - ph + stride - 1) / stride));
-  const int64_t hi = std::max(lo, std::min(n, (w + pad_w - ph + stride - 1) / stride));
   for (int64_t j = 0; j < n; j += W) T::storeu(dst + j, T::zero());
-  const float* x = src + ph - pad_w;  // x[j·stride] for j in [lo, hi)
   if (stride == 1) {
     int64_t j = lo;
     for (; j + W <= hi; j += W) T::storeu(dst + j, T::loadu(x + j));
     if (j < hi) T::storen(dst + j, T::loadn(x + j, static_cast<int>(hi - j)), static_cast<int>(hi - j));
   } else if (stride == 2) {
     for (int64_t j = lo; j < hi; j += W) {
-      const int64_t avail = w - (2 * j + ph - pad_w);  // row floats from x + 2j on
+      const int64_t avail = w_left - 2 * j;  // row floats from x + 2j on
       const int cnt = static_cast<int>(std::min<int64_t>(W, hi - j));
       typename T::V v;
       if (avail >= 2 * W) {
@@ -59,16 +55,21 @@ inline void fill_phase(const float* src, int64_t w, int64_t pad_w, int64_t strid
 // Padded rows [pr0, pr0 + rows) (padded row pr is input row pr - pad_h) into the scratch.
 template <class T, class E>
 inline void fill_rows(const DepthwisePlane& p, int64_t pr0, int64_t rows) {
-  const int64_t lp = p.phase_floats, sw = p.stride_w;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t iy = pr0 + r - p.pad_h;
-    float* dst = p.scratch + r * sw * lp;
-    if (iy < 0 || iy >= p.h) {
-      for (int64_t j = 0; j < sw * lp; j += T::kWidth) T::storeu(dst + j, T::zero());
-      continue;
+  const int64_t lp = p.phase_floats, sw = p.stride_w, row_floats = sw * lp;
+  for (int64_t ph = 0; ph < sw; ++ph) {
+    // j in [lo, hi) reads the row: 0 <= j·sw + ph - pad_w < w (the same for every row).
+    const int64_t lo = std::min(lp, std::max<int64_t>(0, (p.pad_w - ph + sw - 1) / sw));
+    const int64_t hi = std::max(lo, std::min(lp, (p.w + p.pad_w - ph + sw - 1) / sw));
+    const int64_t w_left = p.w - (ph - p.pad_w);  // row floats from x on
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t iy = pr0 + r - p.pad_h;
+      float* dst = p.scratch + r * row_floats + ph * lp;
+      if (iy < 0 || iy >= p.h) {
+        for (int64_t j = 0; j < lp; j += T::kWidth) T::storeu(dst + j, T::zero());
+      } else {
+        fill_phase<T, E>(p.src + iy * p.w + ph - p.pad_w, w_left, sw, lo, hi, lp, dst);
+      }
     }
-    for (int64_t ph = 0; ph < sw; ++ph)
-      fill_phase<T, E>(p.src + iy * p.w, p.w, p.pad_w, sw, ph, lp, dst + ph * lp);
   }
 }
 

@@ -146,13 +146,22 @@ inline void row_block(const DepthwisePlane& p, int64_t pr0, int64_t oy) {
   }
 }
 
-// Output rows [oy, p.oy1) in blocks of R rows, the rest in blocks of R/2, R/4, ...
-template <class T, int R, int S>
-inline void rows_from(const DepthwisePlane& p, int64_t pr0, int64_t oy) {
-  for (; oy + R <= p.oy1; oy += R) row_block<T, R, S>(p, pr0, oy);
-  if constexpr (R > 1) {
-    if (oy < p.oy1) rows_from<T, R / 2, S>(p, pr0, oy);
+// R whole output rows from oy, for a run-time R in [1, Rmax].
+template <class T, int Rmax, int S>
+inline void row_block_of(const DepthwisePlane& p, int64_t pr0, int64_t oy, int r) {
+  if constexpr (Rmax > 1) {
+    if (r < Rmax) return row_block_of<T, Rmax - 1, S>(p, pr0, oy, r);
   }
+  row_block<T, Rmax, S>(p, pr0, oy);
+}
+
+// The task's output rows in equal blocks of at most Rmax rows (a 7-row plane is one block of 7, not 4 + 2 +
+// 1: a block of few rows has few accumulators, and its chain of dependent FMAs, one per tap, sets its pace).
+template <class T, int Rmax, int S>
+inline void rows_in_blocks(const DepthwisePlane& p, int64_t pr0) {
+  const int64_t n = p.oy1 - p.oy0, blocks = (n + Rmax - 1) / Rmax, r = (n + blocks - 1) / blocks;
+  for (int64_t oy = p.oy0; oy < p.oy1; oy += r)
+    row_block_of<T, Rmax, S>(p, pr0, oy, static_cast<int>(std::min(r, p.oy1 - oy)));
 }
 
 // E::even(a, b): the even lanes of a then those of b (a stride-2 deinterleave).
@@ -163,13 +172,13 @@ void rows(const DepthwisePlane& p) {
   fill_rows<T, E>(p, pr0, (p.oy1 - 1 - p.oy0) * p.stride_h + (p.kh - 1) * p.dilation_h + 1);
   const int64_t nv = (p.wo + W - 1) / W;  // vectors per output row
   if (nv >= 4)
-    rows_from<T, 2, 4>(p, pr0, p.oy0);
+    rows_in_blocks<T, 2, 4>(p, pr0);
   else if (nv == 3)
-    rows_from<T, 2, 3>(p, pr0, p.oy0);
+    rows_in_blocks<T, 2, 3>(p, pr0);
   else if (nv == 2)
-    rows_from<T, 4, 2>(p, pr0, p.oy0);
+    rows_in_blocks<T, 4, 2>(p, pr0);
   else
-    rows_from<T, 8, 1>(p, pr0, p.oy0);
+    rows_in_blocks<T, 8, 1>(p, pr0);
 }
 
 }  // namespace depthwise_nchw_impl

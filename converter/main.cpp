@@ -13,6 +13,7 @@
 #include <new>
 
 #include "arch/arch.h"
+#include "arch/vit_attention.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/read_limits.h"
 #include "common/exit_codes.h"
@@ -125,6 +126,10 @@ int run(int argc, char** argv, int* oom_exit) {
          "reused attention and attention residual as the plain ops PyTorch runs (the planner fuses them "
          "back; SOFT-Norm's data-dependent inverse stays fused)")
       ->check(CLI::IsMember({"fused", "primitive"}))
+      ->capture_default_str();
+  app.add_option("--attn", opt.attn,
+                 "ViT/DeiT: the attention mechanism at blocks.{i}.attn: auto (detect from the keys), " +
+                     convert::known_vit_attentions())
       ->capture_default_str();
   app.add_option("--heads", opt.heads, "head count per stage, comma separated (default: the family's)");
   app.add_option("--resize", opt.resize,

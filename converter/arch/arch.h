@@ -15,6 +15,7 @@ struct ConvertOptions {
   int image_size = 0;          // 0: the size the checkpoint was built for
   std::string heads;           // comma list overriding the head count per stage
   std::string emit = "fused";  // fused | primitive
+  std::string attn = "auto";   // ViT/DeiT: the attention at blocks.{i}.attn (arch/vit_attention.h)
   // Preprocessing overrides; 0 / empty keeps the default (checkpoint args, else the family's eval pipeline).
   int resize = 0;
   int crop = 0;

@@ -16,7 +16,7 @@ struct ArchEntry {
 };
 
 const ArchEntry kArchs[] = {
-    {"deit", build_deit, "blocks.0.attn.qkv.weight"},
+    {"deit", build_deit, "blocks.0.norm1.weight"},  // any attention (arch/vit_attention.h)
     {"pvt_v2", build_pvt_v2, "block1.0.mlp.dwconv.dwconv.weight"},
     {"soft", build_soft, "block1.0.att.mha.W_q.weight"},
     {"soft_norm", build_soft_norm,

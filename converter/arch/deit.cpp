@@ -7,6 +7,7 @@
 
 #include "arch/arch.h"
 #include "arch/blocks.h"
+#include "arch/vit_attention.h"
 
 namespace vitrt::convert {
 namespace {
@@ -54,7 +55,8 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   const int64_t hidden =
       b.shape_of("blocks.0.mlp.fc1.weight").empty() ? 4 * c : b.shape_of("blocks.0.mlp.fc1.weight")[0];
   const int64_t classes = head[0];
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c / heads[0]));
+  const VitAttentionKind* attention = nullptr;
+  VITRT_RETURN_IF_ERROR(choose_vit_attention(b, opt.attn, "blocks.0.attn", &attention));
 
   int32_t x = b.input("image", Shape{1, in_ch, img, img});
   x = b.op(OpType::kConv2d, Conv2dAttrs{static_cast<int32_t>(patch), static_cast<int32_t>(patch)},
@@ -70,10 +72,8 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   for (int i = 0; i < depth; ++i) {
     const std::string p = "blocks." + std::to_string(i);
     int32_t h = layer_norm(b, x, p + ".norm1", c, kLnEps);
-    h = linear(b, h, p + ".attn.qkv", c, 3 * c);
-    h = b.op(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{heads[0], scale, AttentionInputs::kQkvPacked},
-             {h}, p + ".attn");
-    h = linear(b, h, p + ".attn.proj", c, c);
+    VITRT_RETURN_IF_ERROR(
+        attention->emit(b, VitAttentionSite{p + ".attn", c, heads[0], num_patches + extra}, h, &h));
     x = b.op(OpType::kAdd, NoAttrs{}, {x, h}, p + ".residual1");
     h = layer_norm(b, x, p + ".norm2", c, kLnEps);
     h = linear(b, h, p + ".mlp.fc1", c, hidden);
@@ -97,11 +97,12 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
 
   info->arch = distilled ? "deit_distilled" : "deit";
   info->image_size = static_cast<int>(img);
-  info->description = std::string(distilled ? "DeiT (distilled)" : "DeiT") + ": embed " + std::to_string(c) +
-                      ", depth " + std::to_string(depth) + ", " + std::to_string(heads[0]) + " heads, mlp " +
-                      std::to_string(hidden) + ", patch " + std::to_string(patch) + ", " +
-                      std::to_string(classes) + " classes, " + std::to_string(img) + "x" +
-                      std::to_string(img);
+  info->description =
+      std::string(distilled ? "DeiT (distilled)" : "DeiT") + ": embed " + std::to_string(c) + ", depth " +
+      std::to_string(depth) + ", " + std::to_string(heads[0]) + " heads" +
+      (attention == &vit_attention_kinds()[0] ? "" : std::string(", attention ") + attention->name) +
+      ", mlp " + std::to_string(hidden) + ", patch " + std::to_string(patch) + ", " +
+      std::to_string(classes) + " classes, " + std::to_string(img) + "x" + std::to_string(img);
   // facebookresearch/deit eval: Resize(int(224/0.875)=256, bicubic), CenterCrop(224), ImageNet mean/std.
   info->preprocess.crop_h = info->preprocess.crop_w = static_cast<int32_t>(img);
   info->preprocess.resize_shorter = static_cast<int32_t>(img / 0.875);

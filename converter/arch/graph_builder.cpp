@@ -63,6 +63,15 @@ int32_t GraphBuilder::weight(const std::string& key, const std::vector<int64_t>&
   return constant(key, s, std::move(values));
 }
 
+std::vector<std::string> GraphBuilder::keys_under(const std::string& prefix, size_t limit) const {
+  std::vector<std::string> keys;
+  for (auto it = ckpt_.tensors.lower_bound(prefix);
+       it != ckpt_.tensors.end() && keys.size() < limit && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it)
+    keys.push_back(it->first);
+  return keys;
+}
+
 const std::vector<float>& GraphBuilder::float_values(const std::string& key) {
   const CheckpointTensor& t = ckpt_.tensors.at(key);
   if (!checked_.insert(key).second) return t.values;

@@ -21,6 +21,8 @@ class GraphBuilder {
   explicit GraphBuilder(const Checkpoint& ckpt) : ckpt_(ckpt) {}
 
   bool has(const std::string& key) const { return ckpt_.tensors.count(key) != 0; }
+  // The checkpoint's keys that start with `prefix`, in order, at most `limit` of them (for error messages).
+  std::vector<std::string> keys_under(const std::string& prefix, size_t limit) const;
   // Shape of a checkpoint tensor (empty when absent).
   std::vector<int64_t> shape_of(const std::string& key) const;
 

@@ -2,8 +2,8 @@
 // Copyright the vitrt authors.
 // End to end against PyTorch: checkpoints written by real torch.save (tools/reference/make_model_cases.py) go
 // through the converter, the file format and the loader, then run on the reference backend. Logits must match
-// PyTorch's float64 run within a tolerance derived from PyTorch's own float32-vs-float64 difference, and within
-// 1e-4 relative; argmax must agree.
+// PyTorch's float64 run within a tolerance derived from PyTorch's own float32-vs-float64 difference, and
+// within 1e-4 relative; argmax must agree.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -24,10 +24,13 @@ using json = nlohmann::json;
 namespace {
 
 // The case folders written by tools/reference/make_<family>_cases.py (ctest fixtures), all in one format.
-const char* const kCaseSets[] = {"model_cases", "soft_cases", "lavit_cases", "shipped_cases"};
+const char* const kCaseSets[] = {"model_cases", "soft_cases", "lavit_cases", "shipped_cases",
+                                 "vit_attention_cases"};
 
 std::string g_case_dir;  // the case set being checked
-std::string fixture_dir() { return g_case_dir; }
+std::string fixture_dir() {
+  return g_case_dir;
+}
 
 std::string case_set_dir(const char* set) {
   const char* d = std::getenv("VITRT_FIXTURE_DIR");
@@ -36,14 +39,18 @@ std::string case_set_dir(const char* set) {
 
 Status convert_case(const json& c, const std::string& out_path, std::string* log) {
   convert::Checkpoint ckpt;
-  VITRT_RETURN_IF_ERROR(convert::load_checkpoint(fixture_dir() + "/" + c["checkpoint"].get<std::string>(), &ckpt));
+  VITRT_RETURN_IF_ERROR(
+      convert::load_checkpoint(fixture_dir() + "/" + c["checkpoint"].get<std::string>(), &ckpt));
   convert::ConvertOptions opt;
   if (c.contains("convert_options")) {
     const json& o = c["convert_options"];
     opt.arch = o.value("arch", opt.arch);
     opt.image_size = o.value("image_size", 0);
+    opt.attn = o.value("attn", opt.attn);
+    opt.heads = o.value("heads", opt.heads);
   }
-  if (c.contains("labels") && c["labels"].is_string()) opt.labels_path = fixture_dir() + "/" + c["labels"].get<std::string>();
+  if (c.contains("labels") && c["labels"].is_string())
+    opt.labels_path = fixture_dir() + "/" + c["labels"].get<std::string>();
   Graph g;
   VITRT_RETURN_IF_ERROR(convert::convert_checkpoint(ckpt, opt, &g, log));
   return write_model_file(g, out_path);
@@ -66,7 +73,8 @@ void check_case(const json& c) {
     MESSAGE(name << ": " << st.message());
     const std::string detail = c["error_detail"];
     const std::string key = detail.substr(detail.rfind(' ') + 1);
-    CHECK_MESSAGE(st.message().find(key) != std::string::npos, "the message should name " << key << ": " << st.message());
+    CHECK_MESSAGE(st.message().find(key) != std::string::npos,
+                  "the message should name " << key << ": " << st.message());
     return;
   }
   REQUIRE_MESSAGE(st.ok(), name << ": " << st.message());
@@ -88,9 +96,11 @@ void check_case(const json& c) {
   // PyTorch's own float32 error times a margin for a different (but equally valid) summation order, floored
   // at a few float32 ulps of the logit scale.
   const double tol = std::max(8.0 * f32_err, 4e-7 * scale);
-  // Every session here runs with the arena guard (memory/arena_guard.h): on these real graphs no kernel writes
-  // outside its output and no two live tensors share bytes. Outputs are poisoned: unwritten elements show as NaN.
-  auto run_on = [&](const std::string& backend, int threads, std::unique_ptr<Session>* s, std::vector<float>* out) {
+  // Every session here runs with the arena guard (memory/arena_guard.h): on these real graphs no kernel
+  // writes outside its output and no two live tensors share bytes. Outputs are poisoned: unwritten elements
+  // show as NaN.
+  auto run_on = [&](const std::string& backend, int threads, std::unique_ptr<Session>* s,
+                    std::vector<float>* out) {
     SessionOptions so;
     so.backend = backend;
     so.max_batch = batch;
@@ -104,12 +114,14 @@ void check_case(const json& c) {
     REQUIRE_MESSAGE(cs.ok(), cs.message());
     double err = 0;
     for (size_t i = 0; i < out->size(); ++i) {
-      REQUIRE_MESSAGE(std::isfinite((*out)[i]), name << " (" << backend << "): logit " << i << " is not finite");
+      REQUIRE_MESSAGE(std::isfinite((*out)[i]),
+                      name << " (" << backend << "): logit " << i << " is not finite");
       err = std::max(err, std::abs((*out)[i] - ref[i]));
     }
-    MESSAGE(name << " (" << backend << "): max |vitrt - torch64| = " << err << " (torch32 vs torch64: " << f32_err
-                 << ", tolerance " << tol << ", relative " << err / scale << ")");
-    CHECK_MESSAGE(err <= 1e-4 * scale, name << " (" << backend << "): relative error " << err / scale << " > 1e-4");
+    MESSAGE(name << " (" << backend << "): max |vitrt - torch64| = " << err << " (torch32 vs torch64: "
+                 << f32_err << ", tolerance " << tol << ", relative " << err / scale << ")");
+    CHECK_MESSAGE(err <= 1e-4 * scale,
+                  name << " (" << backend << "): relative error " << err / scale << " > 1e-4");
     for (int b = 0; b < batch; ++b) {
       const int want = c["argmax"][b];
       CHECK_MESSAGE(argmax(out->data() + b * classes, classes) == want,

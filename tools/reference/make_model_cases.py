@@ -47,6 +47,11 @@ def build(factory, seed, x32, **kw):
     share one top-1 class (a batch mix-up would go unnoticed), redraw the head(s) from the next seed (deterministic)."""
     model = getattr(R, factory)(**kw)
     R.init_for_tests(model, seed)
+    return calibrate(model, seed, x32, factory)
+
+
+def calibrate(model, seed, x32, what):
+    """Calibrate the head(s) of an initialised model on x (see build); returns (model, l32, l64)."""
     for attempt in range(50):
         R.calibrate_heads(model, torch.from_numpy(x32), TARGET_LOGIT_STD)
         l32, l64 = forward_both(model, x32)
@@ -62,7 +67,7 @@ def build(factory, seed, x32, **kw):
                 if name.startswith("head"):
                     m.weight.copy_(torch.randn(*m.weight.shape, generator=g, dtype=torch.float64).float())
                     m.bias.copy_(0.02 * torch.randn(*m.bias.shape, generator=g, dtype=torch.float64).float())
-    raise RuntimeError(f"{factory}: could not get a clear top-1 margin")
+    raise RuntimeError(f"{what}: could not get a clear top-1 margin")
 
 
 def describe(model, factory):

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The table of ViT attention mechanisms and the choice among them (arch/vit_attention.h).
+#include "arch/vit_attention.h"
+
+namespace vitrt::convert {
+
+const std::vector<VitAttentionKind>& vit_attention_kinds() {
+  static const std::vector<VitAttentionKind> kinds = {
+      {"softmax", "timm/DeiT packed qkv softmax attention (attn.qkv, attn.proj)", detect_softmax_attention,
+       emit_softmax_attention},
+      {"linformer_fairseq",
+       "Linformer, fairseq MultiheadLinearAttention (q_proj/k_proj/v_proj/out_proj, compress_k[/compress_v])",
+       detect_linformer_fairseq, emit_linformer_fairseq},
+      {"linformer_lucidrains",
+       "Linformer, lucidrains LinformerSelfAttention (to_q/to_k[/to_v], proj_k[/proj_v], to_out)",
+       detect_linformer_lucidrains, emit_linformer_lucidrains},
+  };
+  return kinds;
+}
+
+std::string known_vit_attentions() {
+  std::string names;
+  for (const auto& k : vit_attention_kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return names;
+}
+
+Status choose_vit_attention(const GraphBuilder& b, const std::string& requested, const std::string& prefix,
+                            const VitAttentionKind** out) {
+  const auto& kinds = vit_attention_kinds();
+  if (requested != "auto") {
+    for (const auto& k : kinds)
+      if (requested == k.name) {
+        *out = &k;
+        return Status::Ok();
+      }
+    return invalid_argument("--attn: unknown attention '" + requested + "' (known: auto, " +
+                            known_vit_attentions() + ")");
+  }
+  for (const auto& k : kinds)
+    if (k.detect(b, prefix)) {
+      *out = &k;
+      return Status::Ok();
+    }
+  std::string found;
+  for (const auto& key : b.keys_under(prefix + ".", 12)) found += (found.empty() ? "" : ", ") + key;
+  return unsupported("ViT: the attention at '" + prefix +
+                     "' is none the converter knows (keys: " + (found.empty() ? std::string("none") : found) +
+                     "); known layouts: " + known_vit_attentions() +
+                     " (docs/models.md, \"ViT with another attention\")");
+}
+
+}  // namespace vitrt::convert

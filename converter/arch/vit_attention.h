@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The attention inside a ViT/DeiT block (docs/models.md §5, "ViT with another attention"): timm's packed-qkv
+// softmax attention, or one of the linear-attention family (docs/linear_attention.md) under the official
+// module's key names at `blocks.{i}.attn`. One row per mechanism: how its keys are recognised and how its
+// ops are emitted. `--attn NAME` forces a row; `auto` takes the row whose keys block 0 holds.
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "arch/graph_builder.h"
+
+namespace vitrt::convert {
+
+// Where one block's attention sits and the sizes the ViT around it fixes.
+struct VitAttentionSite {
+  std::string prefix;  // e.g. "blocks.3.attn"
+  int64_t dim = 0;     // C, the token width in and out
+  int heads = 1;       // from the family's rule (C/64) or --heads
+  int64_t tokens = 0;  // N at the built image size, class tokens included
+};
+
+struct VitAttentionKind {
+  const char* name;     // the --attn value
+  const char* summary;  // one line for --help and errors
+  // Whether the attention at `prefix` (block 0) holds this mechanism's keys.
+  bool (*detect)(const GraphBuilder& b, const std::string& prefix);
+  // Emits the attention of `site` on the normalised tokens x [B,N,C]; *out is [B,N,C]. Missing or misshapen
+  // keys are recorded by the builder (weight()); a status is for what the builder cannot say.
+  Status (*emit)(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+};
+
+// Every mechanism the ViT builder knows, in detection order.
+const std::vector<VitAttentionKind>& vit_attention_kinds();
+// "softmax, linformer_fairseq, ..." for --help.
+std::string known_vit_attentions();
+// The mechanism for `requested` ("auto" detects from block 0's keys at `prefix`). Fails naming the keys found
+// under the prefix when nothing matches, and the known names when `requested` is unknown.
+Status choose_vit_attention(const GraphBuilder& b, const std::string& requested, const std::string& prefix,
+                            const VitAttentionKind** out);
+
+// The rows (one file per mechanism: arch/attn_<name>.cpp).
+bool detect_softmax_attention(const GraphBuilder& b, const std::string& prefix);
+Status emit_softmax_attention(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_linformer_fairseq(const GraphBuilder& b, const std::string& prefix);
+Status emit_linformer_fairseq(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_linformer_lucidrains(const GraphBuilder& b, const std::string& prefix);
+Status emit_linformer_lucidrains(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+
+}  // namespace vitrt::convert

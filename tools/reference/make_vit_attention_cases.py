@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Checkpoint fixtures for ViTs whose blocks hold another attention than timm's (docs/models.md, "ViT with another
+attention"): small DeiT-shaped models (tools/reference/vitrt_reference/deit.py with attn_factory) with each
+mechanism the converter's --attn table knows, saved with torch.save, and their float32/float64 logits. Run by ctest
+(fixture `vit_attention_cases`):
+
+    /usr/bin/python3 tools/reference/make_vit_attention_cases.py --out build/fixtures/vit_attention_cases
+
+Same case format as make_model_cases.py (tests/models/model_parity_test.cpp checks them), plus
+`convert_options` {attn, heads} for what the keys cannot tell.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+from collections import OrderedDict
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vitrt_reference as R  # noqa: E402
+from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLucidrains  # noqa: E402
+import make_model_cases as M  # noqa: E402
+
+IMG, PATCH, DIM, HEADS, DEPTH, CLASSES = 64, 16, 96, 3, 2, 10
+TOKENS = (IMG // PATCH) ** 2 + 1
+
+
+@torch.no_grad()
+def sharpen(model, seed):
+    """init_for_tests draws unknown parameters at 0.02 scale and gives only timm's qkv a gain: redraw query/key
+    projections with gain 1.5 and compression matrices at 1/sqrt(N) so the attention is far from uniform."""
+    g = torch.Generator().manual_seed(seed + 7)
+    for name, p in model.named_parameters():
+        leaf = name.rsplit(".", 2)
+        if name.endswith(("to_q.weight", "to_k.weight", "q_proj.weight", "k_proj.weight")):
+            p.copy_(torch.randn(*p.shape, generator=g, dtype=torch.float64).float() * (1.5 / math.sqrt(p.shape[1])))
+        elif name.endswith(("proj_k", "proj_v")) or "compress_" in name:
+            n = p.shape[0] if name.endswith(("proj_k", "proj_v")) else p.shape[1]
+            p.copy_(torch.randn(*p.shape, generator=g, dtype=torch.float64).float() * (2.0 / math.sqrt(n)))
+        del leaf
+
+
+def model_with(attn_factory, seed):
+    m = R.VisionTransformer(img_size=IMG, patch_size=PATCH, num_classes=CLASSES, embed_dim=DIM, depth=DEPTH,
+                            num_heads=HEADS, attn_factory=attn_factory)
+    R.init_for_tests(m, seed)
+    sharpen(m, seed)
+    return m
+
+
+CASES = [
+    # name, attn (--attn), factory
+    ("linformer_lucidrains", "linformer_lucidrains",
+     lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS + 7, k=8)),  # a longer trained length: rows [:N]
+    ("linformer_lucidrains_shared", "auto",
+     lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS, k=6, one_kv_head=True, share_kv=True)),
+    ("linformer_fairseq", "auto", lambda d, h: LinformerFairseq(d, h, max_seq_len=TOKENS, k_len=8)),
+    ("linformer_fairseq_shared", "linformer_fairseq",
+     lambda d, h: LinformerFairseq(d, h, max_seq_len=2 * TOKENS, k_len=5, shared_kv_compressed=True)),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    os.makedirs(args.out, exist_ok=True)
+    W = M.Writer(args.out)
+    for i, (name, attn, factory) in enumerate(CASES):
+        seed = 301 + i
+        x = R.make_images(M.BATCH, IMG, seed=seed)
+        m, l32, l64 = M.calibrate(model_with(factory, seed), seed, x, name)
+        R.save_in_container(W.path(name, "model.pth"), R.clone_state_dict(m), "raw")
+        W.add(name, m, "deit_tiny", seed, x, l32, l64, "model.pth", "raw",
+              extra=dict(convert_options=dict(attn=attn, heads=str(HEADS))))
+
+    # Error cases: a compression trained for fewer tokens than the model has; an attention nobody knows.
+    m = model_with(lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS - 5, k=4), 401)
+    R.save_in_container(W.path("linformer_too_short", "model.pth"), R.clone_state_dict(m), "raw")
+    W.add_error("linformer_too_short", M.describe(m, "deit_tiny"), "model.pth", "raw",
+                "compresses too few tokens: blocks.0.attn.proj_k")
+    W.cases[-1]["convert_options"] = dict(heads=str(HEADS))
+    sd = R.clone_state_dict(model_with(None, 402))
+    sd = OrderedDict((k.replace(".attn.qkv.", ".attn.mystery."), v) for k, v in sd.items())
+    R.save_in_container(W.path("unknown_attention", "model.pth"), sd, "raw")
+    W.add_error("unknown_attention", M.describe(m, "deit_tiny"), "model.pth", "raw",
+                "names the keys it found: blocks.0.attn.mystery.weight")
+    W.cases[-1]["convert_options"] = dict(heads=str(HEADS))
+
+    manifest = OrderedDict(version=1, generator="tools/reference/make_vit_attention_cases.py", torch=torch.__version__,
+                           mean=list(R.IMAGENET_MEAN), std=list(R.IMAGENET_STD), cases=W.cases)
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=0)
+    for row in W.rows:
+        print("%-30s max|logit| %.3f  f32-vs-f64 %.2e  min gap %.3f  argmax f32 %s f64 %s" % row)
+
+
+if __name__ == "__main__":
+    main()

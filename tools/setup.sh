@@ -30,6 +30,7 @@ bench_packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # optional oneDNN: vitrt_gemm_ceiling (compare.sh's GEMM ceiling),
                                                    # vitrt_gemm_compare and VITRT_X86_ONEDNN=1 (its CMake config
                                                    # needs OpenCL); reconfigure the build after installing
+  python3-matplotlib                         # bench/scaling.sh's plot (docs/scaling.png)
   libopenblas0-openmp                        # PyTorch's tuned configuration (../shared/docs/TOOLCHAIN.md): without it
                                              # Debian's torch falls back to the reference BLAS, 10-40x slower
 )

@@ -74,6 +74,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kGatherElements, B::GATHER_ELEMENTS, O::GatherElementsOptions),
     stored(OpType::kTopK, B::TOP_K, O::TopKOptions),
     stored(OpType::kResize, B::RESIZE, O::ResizeOptions),
+    stored(OpType::kExternalAttention, B::EXTERNAL_ATTENTION, O::ExternalAttentionOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

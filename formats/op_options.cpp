@@ -6,6 +6,7 @@
 #include <string>
 
 #include "op_codes.h"
+#include "ops/external_attention_attrs.h"
 #include "ops/squeeze_excite_attrs.h"
 #include "ops/unary_attrs.h"
 
@@ -201,6 +202,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
                                          a.exclude_outside, fbb.CreateVector(a.sizes),
                                          fbb.CreateVector(a.steps), fbb.CreateVector(a.scales))
                      .Union();
+      break;
+    }
+    case OpType::kExternalAttention: {
+      const auto& a = std::get<ExternalAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateExternalAttentionOptions(fbb, a.num_heads, a.eps).Union();
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
@@ -494,6 +500,14 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       a.steps.assign(o->steps()->begin(), o->steps()->end());
       a.scales.assign(o->scales()->begin(), o->scales()->end());
       *out = std::move(a);
+      break;
+    }
+    case OpType::kExternalAttention: {
+      const auto* o = op.options_as_ExternalAttentionOptions();
+      const ExternalAttentionAttrs a{o->heads(), o->eps()};
+      const std::string why = external_attention_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": ExternalAttention options: " + why);
+      *out = a;
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

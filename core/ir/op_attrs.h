@@ -393,14 +393,27 @@ struct ResizeAttrs {
   std::vector<double> scales;  // one per resized axis, finite and > 0: ONNX's scale (out/n, or as given)
 };
 
+// External Attention (EANet, docs/linear_attention.md "External Attention"): per batch item and head h of
+// width dh = C/heads (head-major channels), with x_h [N,dh] the head's tokens,
+//   L = x_h·W0ᵀ + b0 [N,S];  A = softmax of L over the N TOKENS (each memory slot's column);
+//   A'[n,s] = A[n,s] / (eps + Σ_s A[n,s]);  dst_h = A'·W1ᵀ + b1 [N,dh]
+// inputs: src [B,N,C], w0 [S,dh] (linear_0 / M_k), b0 [S]?, w1 [dh,S] (linear_1 / M_v), b1 [dh]?  ->  [B,N,C]
+// EAMLP's multi-head Attention has biases and eps 1e-9; xmu-xiaoma666's ExternalAttention one head, no
+// biases and eps 0 (a plain division by the slot sum).
+struct ExternalAttentionAttrs {
+  int32_t num_heads = 1;  // >= 1, divides C
+  float eps = 1e-9f;      // finite, >= 0
+};
+
 struct NoAttrs {};
 
-using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
-                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
-                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
-                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
-                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
-                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs,
-                             CumSumAttrs, GatherElementsAttrs, TopKAttrs, ResizeAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
+                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
+                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
+                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
+                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
+                 ResizeAttrs, ExternalAttentionAttrs>;
 
 }  // namespace vitrt

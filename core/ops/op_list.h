@@ -68,4 +68,5 @@
   X(CumSum, CumSumAttrs, infer_cum_sum, 1, 1, 1, 1, 1, kSerialised)                                   \
   X(GatherElements, GatherElementsAttrs, infer_gather_elements, 2, 2, 1, 1, 1, kSerialised)           \
   X(TopK, TopKAttrs, infer_top_k, 1, 1, 2, 2, 1, kSerialised)                                         \
-  X(Resize, ResizeAttrs, infer_resize, 1, 1, 1, 1, 1, kSerialised)
+  X(Resize, ResizeAttrs, infer_resize, 1, 1, 1, 1, 1, kSerialised)                                    \
+  X(ExternalAttention, ExternalAttentionAttrs, infer_external_attention, 2, 5, 1, 1, 1, kSerialised)

@@ -165,7 +165,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kCumSum,
                    OpType::kGatherElements,
                    OpType::kTopK,
-                   OpType::kResize})
+                   OpType::kResize,
+                   OpType::kExternalAttention})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -543,6 +543,106 @@ TEST_CASE(
                  "beta inf is not finite");
 }
 
+namespace {
+
+// image [B,3,8,8] -> Reshape [B,8,24] -> ExternalAttention (2 heads of 12, S = 5; weight shapes as given)
+// -> head.
+Graph external_attention_graph(const ExternalAttentionAttrs& a, const Shape& w0 = Shape{5, 12},
+                               const Shape& w1 = Shape{12, 5}, const Shape& b0 = Shape{5}) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t tokens = gr.add_activation("tokens", Shape());
+        gr.add_node(OpType::kReshape, ReshapeAttrs{{0, 8, 24}}, {x}, {tokens}, "to_tokens");
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kExternalAttention, a,
+                    {tokens, gr.add_constant("w0", w0, test::pseudo_random(w0.numel(), 31, 0.005f)),
+                     gr.add_constant("b0", b0, test::pseudo_random(b0.numel(), 32)),
+                     gr.add_constant("w1", w1, test::pseudo_random(w1.numel(), 33)),
+                     gr.add_constant("b1", Shape{12}, test::pseudo_random(12, 34))},
+                    {y}, "data_op");
+        return y;
+      },
+      192);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hostile model: ExternalAttention round-trips with its values and refuses invalid attributes, naming "
+    "it") {
+  ExternalAttentionAttrs attrs;
+  attrs.num_heads = 2;
+  attrs.eps = 1e-6f;  // not the schema's default, so that an edit can reach it
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(external_attention_graph(attrs)), &m).ok());
+  const auto& a = std::get<ExternalAttentionAttrs>(m->graph.nodes[1].attrs);
+  CHECK((a.num_heads == 2 && a.eps == 1e-6f));
+  // The values against the formula in double (docs/linear_attention.md, "External Attention").
+  const std::vector<float> img = test_image();
+  const std::vector<float> y = run_data_op(m, img);
+  REQUIRE(y.size() == 192);
+  const std::vector<float> w0 = test::pseudo_random(60, 31, 0.005f), b0 = test::pseudo_random(5, 32),
+                           w1 = test::pseudo_random(60, 33), b1 = test::pseudo_random(12, 34);
+  for (int h = 0; h < 2; ++h) {
+    double att[8][5];
+    for (int s = 0; s < 5; ++s) {
+      double mx = -1e300, z = 0;
+      for (int n = 0; n < 8; ++n) {
+        double l = b0[s];
+        for (int t = 0; t < 12; ++t) l += double(img[n * 24 + h * 12 + t]) * w0[s * 12 + t];
+        att[n][s] = l;
+        mx = std::max(mx, l);
+      }
+      for (int n = 0; n < 8; ++n) z += att[n][s] = std::exp(att[n][s] - mx);
+      for (int n = 0; n < 8; ++n) att[n][s] /= z;
+    }
+    for (int n = 0; n < 8; ++n) {
+      double sum = 0;
+      for (int s = 0; s < 5; ++s) sum += att[n][s];
+      for (int j = 0; j < 12; ++j) {
+        double v = b1[j];
+        for (int s = 0; s < 5; ++s) v += att[n][s] / (1e-6 + sum) * w1[j * 5 + s];
+        CHECK(std::abs(y[n * 24 + h * 12 + j] - v) <= 1e-5 * (1 + std::abs(v)));
+      }
+    }
+  }
+
+  ExternalAttentionAttrs three_heads = attrs, no_heads = attrs, negative_eps = attrs;
+  three_heads.num_heads = 5;  // 24 channels are not 5 heads
+  no_heads.num_heads = 0;
+  negative_eps.eps = -1e-9f;
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {external_attention_graph(three_heads), "C = 24 is not a multiple of heads = 5"},
+      {external_attention_graph(no_heads), "heads must be >= 1, got 0"},
+      {external_attention_graph(negative_eps), "eps must be finite and >= 0"},
+      {external_attention_graph(attrs, Shape{5, 11}), "w0 must be [S,12] with S >= 1, got [5,11]"},
+      {external_attention_graph(attrs, Shape{5, 12}, Shape{5, 12}), "w1 must be [12,5], got [5,12]"},
+      {external_attention_graph(attrs, Shape{5, 12}, Shape{12, 5}, Shape{6}), "b0 must be [5], got [6]"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, "ExternalAttention");
+    expect_refused(b, "'data_op'");
+    expect_refused(b, why);
+  }
+  // Edited files: heads negative, eps NaN / infinite / negative.
+  auto edit = [&](const std::function<void(fb::ExternalAttentionOptions*)>& change) {
+    return edited(bytes_of(external_attention_graph(attrs)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(1);
+      REQUIRE(op->options_type() == fb::OpOptions::ExternalAttentionOptions);
+      change(static_cast<fb::ExternalAttentionOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(edit([](fb::ExternalAttentionOptions* o) { REQUIRE(o->mutate_heads(-2)); }),
+                 "ExternalAttention options: heads must be >= 1, got -2");
+  expect_refused(edit([](fb::ExternalAttentionOptions* o) { REQUIRE(o->mutate_eps(NAN)); }),
+                 "ExternalAttention options: eps must be finite and >= 0, got nan");
+  expect_refused(edit([](fb::ExternalAttentionOptions* o) { REQUIRE(o->mutate_eps(INFINITY)); }),
+                 "eps must be finite and >= 0, got inf");
+  expect_refused(edit([](fb::ExternalAttentionOptions* o) { REQUIRE(o->mutate_eps(-1.0f)); }),
+                 "eps must be finite and >= 0, got -1");
+}
+
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {
   const Graph good = test::tiny_classifier();
   REQUIRE(load_bytes(bytes_of(good)).ok());

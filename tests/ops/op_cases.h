@@ -259,6 +259,8 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.scales = j.at("scales").get<std::vector<double>>();
       return a;
     }
+    case OpType::kExternalAttention:
+      return ExternalAttentionAttrs{j.at("heads").get<int32_t>(), j.at("eps").get<float>()};
     default:
       return NoAttrs{};
   }

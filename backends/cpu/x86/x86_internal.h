@@ -95,6 +95,10 @@ Status create_trilu(const std::shared_ptr<Context>&, const KernelPlan&, std::uni
 // Resize of the last two axes, one (batch, channel) plane per task (resize.cpp); other forms decline.
 Status create_resize(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                      KernelInfo*);
+// ExternalAttention: logits and products on the packed GEMM, threaded over (batch, head, token block)
+// (external_attention.cpp).
+Status create_external_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                                 KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

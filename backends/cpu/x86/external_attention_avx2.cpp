@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// ExternalAttention's column loops at AVX2+FMA; built with -mavx2 -mfma, only called when CPUID reports them.
+#include "backends/cpu/x86/external_attention_impl.h"
+
+namespace vitrt {
+namespace x86 {
+
+const ExternalAttentionSimd* external_attention_simd_avx2() {
+  static const ExternalAttentionSimd t = make_external_attention_simd<xsimd::fma3<xsimd::avx2>>("avx2");
+  return &t;
+}
+
+}  // namespace x86
+}  // namespace vitrt

@@ -69,6 +69,9 @@ TEST_CASE("cpu depthwise Conv2d (NCHW, register-blocked planes) matches the refe
   check({1, 1, 61, 77, 5, 5, 1, 1, 2, 2, 1, 1});
   check({2, 2, 40, 33, 3, 3, 2, 2, 1, 1, 1, 1});
   check({1, 1, 200, 3000, 7, 7, 1, 1, 3, 3, 1, 1});
+  // Dilation and padding of 10^5 (a 3×3 output): the scratch would be 10^10 floats; the kernel declines it
+  // and the reference kernel runs it (planning must not fail on the workspace).
+  check({1, 3, 3, 3, 3, 3, 1, 1, 100000, 100000, 100000, 100000});
   MESSAGE("checked ", n_cases, " depthwise Conv2d cases");
 }
 

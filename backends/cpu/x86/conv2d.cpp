@@ -20,7 +20,10 @@ namespace {
 
 // Output rows per task: enough tasks per image for every planned thread to have about four, and a task's
 // padded input rows within kScratchBudget floats (256 KiB, in L2) unless one output row alone needs more.
+// Past kScratchLimit floats (64 MiB; a huge dilation or padding, which a file may hold) the shape is
+// declined: the reference kernel runs it without scratch.
 constexpr int64_t kScratchBudget = 64 * 1024;
+constexpr int64_t kScratchLimit = int64_t{16} << 20;
 
 bool plan_depthwise_layout(const Conv2dAttrs& a, int64_t c, int64_t kh, int64_t kw, int64_t ho, int64_t wo,
                            int threads, DepthwisePlaneLayout* layout) {
@@ -29,7 +32,8 @@ bool plan_depthwise_layout(const Conv2dAttrs& a, int64_t c, int64_t kh, int64_t 
   for (;;) {
     if (!depthwise_plane_layout(kh, kw, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w, wo, rows, layout))
       return false;
-    if (rows == 1 || layout->scratch_floats <= kScratchBudget) return true;
+    if (layout->scratch_floats <= kScratchBudget) return true;
+    if (rows == 1) return layout->scratch_floats <= kScratchLimit;
     rows = (rows + 1) / 2;
   }
 }
@@ -127,7 +131,7 @@ Status create_conv2d_depthwise(const std::shared_ptr<Context>& ctx, const Kernel
   DepthwisePlaneLayout layout;
   if (!plan_depthwise_layout(*a, xs[1], ws[2], ws[3], ys[2], ys[3],
                              plan.num_threads < 1 ? 1 : plan.num_threads, &layout))
-    return Status::Ok();  // sizes past int64: the reference reports them
+    return Status::Ok();  // scratch past kScratchLimit (or sizes past int64): the reference kernel
   auto k = std::make_unique<DepthwiseKernel>(plan, ctx, *a, layout);
   info->workspace_bytes = k->workspace_bytes();
   *kernel = std::move(k);

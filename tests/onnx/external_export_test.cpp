@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// External Attention as torch.onnx.export writes it (fixture onnx_external_cases,
+// tools/reference/make_onnx_external_cases.py: EAMLP's multi-head Attention and xmu-xiaoma666's
+// ExternalAttention in a tiny token net, and a 2-block DeiT-style ViT whose attention is EAMLP's): each
+// converts, every attention plans to one ExternalAttention on ref and cpu (fuse_external_attention), the
+// logits are within 1e-4 of PyTorch's float64 ones relative to their largest, with the same argmax, at batch
+// 1 and 2, and on ref the fused plan gives the unfused plan's exact bits (the reference kernel follows the
+// unfused ops).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/npy.h"
+#include "onnx/importer.h"
+#include "onnx_test_util.h"
+#include "ops/op_test_util.h"
+
+using namespace vitrt;
+
+namespace {
+
+std::unique_ptr<Session> external_session(std::shared_ptr<const Model> m, const std::string& backend,
+                                          const std::string& disabled) {
+  SessionOptions o;
+  o.backend = backend;
+  o.max_batch = 2;
+  o.num_threads = 2;
+  o.poison_activations = true;
+  o.disabled_passes = disabled;
+  std::unique_ptr<Session> s;
+  Status st = Session::create(std::move(m), o, &s);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return s;
+}
+
+std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
+  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
+  Status st = s.run(x.data(), batch, y.data(), y.size());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("exported External Attention (EAMLP, xmu, a ViT with EAMLP attention) plans to ExternalAttention") {
+  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_external_cases";
+  std::ifstream f(dir + "/manifest.json");
+  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
+  const nlohmann::json manifest = nlohmann::json::parse(f);
+  REQUIRE(manifest["cases"].size() == 3);
+  for (const auto& [name, c] : manifest["cases"].items()) {
+    CAPTURE(name);
+    Graph g;
+    std::string log;
+    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    std::vector<uint8_t> bytes;
+    auto model = test::load_graph(g, &bytes);
+    std::vector<float> x;
+    std::vector<double> y64;
+    std::vector<int64_t> xs, ys;
+    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
+    REQUIRE(read_npy_f64(dir + "/" + name + ".logits64.npy", &y64, &ys).ok());
+    const int64_t batch = xs[0], classes = ys[1];
+    for (const std::string backend : {"ref", "cpu"}) {
+      CAPTURE(backend);
+      auto fused = external_session(model, backend, "");
+      auto unfused = external_session(model, backend, "fuse_external_attention");
+      const auto ops = test::planned_ops(*fused);
+      const int ea = ops.count("ExternalAttention") ? ops.at("ExternalAttention") : 0;
+      CHECK_MESSAGE(ea == c["attentions"].get<int>(), test::ops_str(ops));
+      CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
+      CHECK(test::planned_ops(*unfused).count("ExternalAttention") == 0);
+      for (int64_t n = 1; n <= batch; ++n) {
+        CAPTURE(n);
+        const std::vector<float> y = run(*fused, x, n), yu = run(*unfused, x, n);
+        for (int64_t b = 0; b < n; ++b) {
+          const auto row = y.begin() + b * classes;
+          const auto row64 = y64.begin() + b * classes;
+          double largest = 0, err = 0;
+          for (int64_t k = 0; k < classes; ++k) {
+            largest = std::max(largest, std::fabs(row64[k]));
+            err = std::max(err, std::fabs(row[k] - row64[k]));
+          }
+          MESSAGE(name << " " << backend << " batch " << n << " image " << b << ": max |vitrt - torch64| "
+                       << err << " (largest logit " << largest << ")");
+          CHECK(err <= 1e-4 * largest);
+          CHECK(std::max_element(row, row + classes) - row ==
+                std::max_element(row64, row64 + classes) - row64);
+        }
+        if (backend == "ref") CHECK(y == yu);
+      }
+    }
+  }
+}

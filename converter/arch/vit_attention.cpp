@@ -15,6 +15,8 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
       {"linformer_lucidrains",
        "Linformer, lucidrains LinformerSelfAttention (to_q/to_k[/to_v], proj_k[/proj_v], to_out)",
        detect_linformer_lucidrains, emit_linformer_lucidrains},
+      {"external", "External Attention, EAMLP's multi-head Attention (trans_dims, linear_0, linear_1, proj)",
+       detect_external_attention, emit_external_attention},
   };
   return kinds;
 }

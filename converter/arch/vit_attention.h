@@ -47,5 +47,7 @@ bool detect_linformer_fairseq(const GraphBuilder& b, const std::string& prefix);
 Status emit_linformer_fairseq(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_linformer_lucidrains(const GraphBuilder& b, const std::string& prefix);
 Status emit_linformer_lucidrains(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_external_attention(const GraphBuilder& b, const std::string& prefix);
+Status emit_external_attention(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 
 }  // namespace vitrt::convert

@@ -21,6 +21,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vitrt_reference as R  # noqa: E402
 from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLucidrains  # noqa: E402
+from vitrt_reference.attn_external import EAMLPAttention  # noqa: E402
 import make_model_cases as M  # noqa: E402
 
 IMG, PATCH, DIM, HEADS, DEPTH, CLASSES = 64, 16, 96, 3, 2, 10
@@ -30,11 +31,14 @@ TOKENS = (IMG // PATCH) ** 2 + 1
 @torch.no_grad()
 def sharpen(model, seed):
     """init_for_tests draws unknown parameters at 0.02 scale and gives only timm's qkv a gain: redraw query/key
-    projections with gain 1.5 and compression matrices at 1/sqrt(N) so the attention is far from uniform."""
+    projections (and External Attention's trans_dims and memory keys linear_0: a uniform softmax over the tokens
+    would equal one over the slots) with gain 1.5 and compression matrices at 1/sqrt(N) so the attention is far
+    from uniform."""
     g = torch.Generator().manual_seed(seed + 7)
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 2)
-        if name.endswith(("to_q.weight", "to_k.weight", "q_proj.weight", "k_proj.weight")):
+        if name.endswith(("to_q.weight", "to_k.weight", "q_proj.weight", "k_proj.weight", "trans_dims.weight",
+                          "linear_0.weight")):
             p.copy_(torch.randn(*p.shape, generator=g, dtype=torch.float64).float() * (1.5 / math.sqrt(p.shape[1])))
         elif name.endswith(("proj_k", "proj_v")) or "compress_" in name:
             n = p.shape[0] if name.endswith(("proj_k", "proj_v")) else p.shape[1]
@@ -59,6 +63,7 @@ CASES = [
     ("linformer_fairseq", "auto", lambda d, h: LinformerFairseq(d, h, max_seq_len=TOKENS, k_len=8)),
     ("linformer_fairseq_shared", "linformer_fairseq",
      lambda d, h: LinformerFairseq(d, h, max_seq_len=2 * TOKENS, k_len=5, shared_kv_compressed=True)),
+    ("external_eamlp", "auto", EAMLPAttention),  # 12 heads of width 32, 64 slots, biases, eps 1e-9
 ]
 
 

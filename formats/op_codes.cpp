@@ -75,6 +75,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kTopK, B::TOP_K, O::TopKOptions),
     stored(OpType::kResize, B::RESIZE, O::ResizeOptions),
     stored(OpType::kExternalAttention, B::EXTERNAL_ATTENTION, O::ExternalAttentionOptions),
+    stored(OpType::kPerformerAttention, B::PERFORMER_ATTENTION, O::PerformerAttentionOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -7,6 +7,7 @@
 
 #include "op_codes.h"
 #include "ops/external_attention_attrs.h"
+#include "ops/performer_attention_geometry.h"
 #include "ops/squeeze_excite_attrs.h"
 #include "ops/unary_attrs.h"
 
@@ -207,6 +208,13 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kExternalAttention: {
       const auto& a = std::get<ExternalAttentionAttrs>(node.attrs);
       e.offset = fb::CreateExternalAttentionOptions(fbb, a.num_heads, a.eps).Union();
+      break;
+    }
+    case OpType::kPerformerAttention: {
+      const auto& a = std::get<PerformerAttentionAttrs>(node.attrs);
+      e.offset = fb::CreatePerformerAttentionOptions(fbb, a.heads, static_cast<fb::PerformerKernel>(a.kernel),
+                                                     static_cast<fb::PerformerKeyMax>(a.key_max))
+                     .Union();
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
@@ -507,6 +515,15 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const ExternalAttentionAttrs a{o->heads(), o->eps()};
       const std::string why = external_attention_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": ExternalAttention options: " + why);
+      *out = a;
+      break;
+    }
+    case OpType::kPerformerAttention: {
+      const auto* o = op.options_as_PerformerAttentionOptions();
+      const PerformerAttentionAttrs a{o->heads(), static_cast<PerformerKernel>(o->kernel()),
+                                      static_cast<PerformerKeyMax>(o->key_max())};
+      const std::string why = performer_attention_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": PerformerAttention options: " + why);
       *out = a;
       break;
     }

@@ -76,6 +76,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kTopK),
     Table::not_implemented(OpType::kResize),
     Table::not_implemented(OpType::kExternalAttention),
+    Table::not_implemented(OpType::kPerformerAttention),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

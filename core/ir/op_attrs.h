@@ -405,6 +405,24 @@ struct ExternalAttentionAttrs {
   float eps = 1e-9f;      // finite, >= 0
 };
 
+// PerformerAttention (Performer / FAVOR+, lucidrains performer-pytorch; docs/linear_attention.md, Performer):
+// q [B,Nq,C], k and v [B,Nk,C] (projected tokens, head-major channels, d = C/heads) and the stored random
+// features projection [m,d] -> [B,Nq,C]. Per (b,h), with dn = d^-1/4 and ratio = m^-1/2:
+//   kSoftmax      u = (dn·x)·Wᵀ, g = dn²/2·‖x‖², φ(x) = ratio·(exp(u − g − max) + 1e-4), the max per query
+//                 row over features, for keys per `key_max` (over the item's tokens and features, or over the
+//                 whole batch: older versions, which couples the images of a batch);
+//   kGeneralized  φ(x) = relu((dn·x)·Wᵀ) + 1e-3;
+// then out = (φ(q)·(φ(k)ᵀ·v)) / (φ(q)·Σ_n φ(k)) without an epsilon.
+// Values match `PerformerKernel` and `PerformerKeyMax` in the schema.
+enum class PerformerKernel : int8_t { kSoftmax = 0, kGeneralized = 1 };
+enum class PerformerKeyMax : int8_t { kPerHead = 0, kGlobal = 1 };
+constexpr int kNumPerformerKernels = 2, kNumPerformerKeyMax = 2;
+struct PerformerAttentionAttrs {
+  int32_t heads = 1;  // >= 1, divides C
+  PerformerKernel kernel = PerformerKernel::kSoftmax;
+  PerformerKeyMax key_max = PerformerKeyMax::kPerHead;  // 0 (unused) with kGeneralized: one encoding
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -414,6 +432,6 @@ using OpAttrs =
                  AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
                  ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
-                 ResizeAttrs, ExternalAttentionAttrs>;
+                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs>;
 
 }  // namespace vitrt

@@ -69,4 +69,5 @@
   X(GatherElements, GatherElementsAttrs, infer_gather_elements, 2, 2, 1, 1, 1, kSerialised)           \
   X(TopK, TopKAttrs, infer_top_k, 1, 1, 2, 2, 1, kSerialised)                                         \
   X(Resize, ResizeAttrs, infer_resize, 1, 1, 1, 1, 1, kSerialised)                                    \
-  X(ExternalAttention, ExternalAttentionAttrs, infer_external_attention, 2, 5, 1, 1, 1, kSerialised)
+  X(ExternalAttention, ExternalAttentionAttrs, infer_external_attention, 2, 5, 1, 1, 1, kSerialised)  \
+  X(PerformerAttention, PerformerAttentionAttrs, infer_performer_attention, 4, 4, 1, 1, 1, kSerialised)

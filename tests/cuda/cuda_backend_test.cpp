@@ -166,7 +166,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kGatherElements,
                    OpType::kTopK,
                    OpType::kResize,
-                   OpType::kExternalAttention})
+                   OpType::kExternalAttention,
+                   OpType::kPerformerAttention})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

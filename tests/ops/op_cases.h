@@ -231,6 +231,13 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.groups = j.at("groups");
       return a;
     }
+    case OpType::kPerformerAttention: {
+      PerformerAttentionAttrs a;
+      a.heads = j.at("heads");
+      a.kernel = j.at("kernel") == "generalized" ? PerformerKernel::kGeneralized : PerformerKernel::kSoftmax;
+      a.key_max = j.at("key_max") == "global" ? PerformerKeyMax::kGlobal : PerformerKeyMax::kPerHead;
+      return a;
+    }
     case OpType::kArgMax:
       return ArgMaxAttrs{j.at("kind") == "min" ? ArgKind::kMin : ArgKind::kMax, j.at("axis").get<int32_t>(),
                          j.at("keepdims").get<bool>(), j.at("select_last_index").get<bool>()};

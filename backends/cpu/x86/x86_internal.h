@@ -99,6 +99,10 @@ Status create_resize(const std::shared_ptr<Context>&, const KernelPlan&, std::un
 // (external_attention.cpp).
 Status create_external_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                  KernelInfo*);
+// PerformerAttention on the packed GEMM, (batch, head) items or token blocks per task
+// (performer_attention.cpp).
+Status create_performer_attention(const std::shared_ptr<Context>&, const KernelPlan&,
+                                  std::unique_ptr<Kernel>*, KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -67,7 +67,10 @@ def linear_attention(q, k, v):
     k_cumsum = k.sum(dim=-2)
     d_inv = 1.0 / torch.einsum("...nd,...d->...n", q, k_cumsum.type_as(q))
     context = torch.einsum("...nd,...ne->...de", k, v)
-    return torch.einsum("...de,...nd,...n->...ne", context, q, d_inv)
+    # lucidrains writes einsum("...de,...nd,...n->...ne", context, q, d_inv); torch contracts it left to right,
+    # (q·context)·d_inv, which is this, written with two-operand products so that it exports as ONNX the
+    # importer reads (docs/onnx.md: Einsum of two operands).
+    return torch.einsum("...de,...nd->...ne", context, q) * d_inv.unsqueeze(-1)
 
 
 def favor(q, k, v, projection_matrix, generalized=False, key_max="per_head"):

@@ -17,6 +17,17 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
        detect_linformer_lucidrains, emit_linformer_lucidrains},
       {"external", "External Attention, EAMLP's multi-head Attention (trans_dims, linear_0, linear_1, proj)",
        detect_external_attention, emit_external_attention},
+      {"performer",
+       "Performer, lucidrains Attention (to_q/to_k/to_v, fast_attention.projection_matrix, to_out): softmax "
+       "kernel, key max per (b,h)",
+       detect_performer, emit_performer_softmax},
+      {"performer_relu", "Performer with generalized_attention (ReLU kernel); same keys, chosen by --attn",
+       detect_never, emit_performer_relu},
+      {"performer_global_max",
+       "Performer with older versions' key max over the whole batch (couples the images); same keys, chosen "
+       "by "
+       "--attn",
+       detect_never, emit_performer_global_max},
   };
   return kinds;
 }

@@ -49,5 +49,10 @@ bool detect_linformer_lucidrains(const GraphBuilder& b, const std::string& prefi
 Status emit_linformer_lucidrains(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_external_attention(const GraphBuilder& b, const std::string& prefix);
 Status emit_external_attention(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_performer(const GraphBuilder& b, const std::string& prefix);
+bool detect_never(const GraphBuilder& b, const std::string& prefix);  // rows chosen only by --attn
+Status emit_performer_softmax(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+Status emit_performer_relu(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+Status emit_performer_global_max(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 
 }  // namespace vitrt::convert

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vitrt_reference as R  # noqa: E402
 from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLucidrains  # noqa: E402
 from vitrt_reference.attn_external import EAMLPAttention  # noqa: E402
+from vitrt_reference.attn_performer import PerformerAttention  # noqa: E402
 import make_model_cases as M  # noqa: E402
 
 IMG, PATCH, DIM, HEADS, DEPTH, CLASSES = 64, 16, 96, 3, 2, 10
@@ -64,6 +65,14 @@ CASES = [
     ("linformer_fairseq_shared", "linformer_fairseq",
      lambda d, h: LinformerFairseq(d, h, max_seq_len=2 * TOKENS, k_len=5, shared_kv_compressed=True)),
     ("external_eamlp", "auto", EAMLPAttention),  # 12 heads of width 32, 64 slots, biases, eps 1e-9
+    # Performer: m = int(d ln d) = 110 features of d = 32; the projection is a buffer init_for_tests keeps.
+    ("performer", "auto",
+     lambda d, h: PerformerAttention(d, h, generator=torch.Generator().manual_seed(17))),
+    ("performer_relu", "performer_relu",
+     lambda d, h: PerformerAttention(d, h, nb_features=40, generalized_attention=True, qkv_bias=True,
+                                     generator=torch.Generator().manual_seed(18))),
+    # The global key max (performer_global_max) couples the images of a batch, so the batch-1-inside-batch-2
+    # check of model_parity_test cannot hold for it: its parity is the op tests' (tests/ops).
 ]
 
 

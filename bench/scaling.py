@@ -35,12 +35,25 @@ def linformer(dim, heads, tokens):
     return LinformerLucidrains(dim, heads, seq_len=tokens + 1, k=256)  # the paper's k = 256; +1: the class token
 
 
+def performer(dim, heads, tokens):
+    import torch
+    from vitrt_reference.attn_performer import PerformerAttention
+    return PerformerAttention(dim, heads, generator=torch.Generator().manual_seed(5))  # m = int(d ln d) = 266
+
+
+def external(dim, heads, tokens):
+    from vitrt_reference.attn_external import EAMLPAttention
+    return EAMLPAttention(dim, heads)  # EAMLP: C' = 4C, 4h heads, 64 slots
+
+
 # name -> (vitrt route, --attn row or None, attn_factory(dim, heads, patch_tokens) or None for timm's attention,
 #          whether the mechanism is linear in tokens). Route "checkpoint": torch.save + vitrt-convert --attn;
 #          route "onnx": torch.onnx.export + vitrt-convert (the planner's pattern fuses it).
 MECHANISMS = {
     "softmax": ("checkpoint", "softmax", None, False),
     "linformer": ("checkpoint", "linformer_lucidrains", linformer, True),
+    "performer": ("checkpoint", "performer", performer, True),
+    "external": ("checkpoint", "external", external, True),
 }
 
 

@@ -84,7 +84,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kSoftmaxAttention: {
       const auto& a = std::get<SoftmaxAttentionAttrs>(node.attrs);
       e.offset = fb::CreateSoftmaxAttentionOptions(fbb, a.num_heads, a.scale,
-                                                   static_cast<fb::AttentionInputs>(a.inputs))
+                                                   static_cast<fb::AttentionInputs>(a.inputs), a.scale_on_q)
                      .Union();
       break;
     }
@@ -321,7 +321,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const auto* o = op.options_as_SoftmaxAttentionOptions();
       const int v = static_cast<int>(o->inputs());
       if (v < 0 || v > 2) return bad_enum("inputs");
-      *out = SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v)};
+      *out = SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v), o->scale_on_q()};
       break;
     }
     case OpType::kAdaptiveAvgPool2d: {

@@ -32,10 +32,10 @@ bool cuda_supports_node(const Node& node) {
       return node.inputs.size() == 2 && node.outputs.size() == 1;
     case OpType::kSoftmaxAttention: {
       const SoftmaxAttentionAttrs* a = std::get_if<SoftmaxAttentionAttrs>(&node.attrs);
-      if (!a || a->num_heads < 1) return false;
+      if (!a || a->num_heads < 1 || a->scale_on_q) return false;  // not yet: the scale on q (Swin)
       const int layout_inputs = softmax_attention_layout_inputs(a->inputs);
       if (layout_inputs == 0) return false;  // unknown layout
-      // Not yet: the score bias input and the score export output (LaViT).
+      // Not yet: the score bias and mask inputs and the score export output (LaViT, Swin).
       const size_t nb = static_cast<size_t>(layout_inputs);
       if (node.inputs.size() < nb) return false;
       for (size_t i = nb; i < node.inputs.size(); ++i)

@@ -101,14 +101,19 @@ enum class AttentionInputs : int8_t {
   kQKvPacked = 2,  // inputs q [B,Nq,C], kv [B,Nk,2C]: columns [0,C) K, [C,2C) V (PVT)
 };
 
-// softmax(q·kᵀ·scale + bias)·v per head, heads split head-major (c = head·d + j), merged back to [B,Nq,C].
-// After the layout's inputs an optional `score_bias` [B,h,Nq,Nk] is added to the scaled scores (LaViT's
-// attention residual). An optional second output receives the final pre-softmax scores [B,h,Nq,Nk] (LaViT's
-// VA layers export them to the following LA layers).
+// softmax(q·kᵀ·scale + bias + mask)·v per head, heads split head-major (c = head·d + j), merged back to
+// [B,Nq,C]. After the layout's inputs an optional `score_bias` [B,h,Nq,Nk] is added to the scaled scores
+// (LaViT's attention residual), or [1,h,Nq,Nk] broadcast over the batch (Swin's relative position bias); then
+// an optional `score_mask` [nW,Nq,Nk], batch item b adding mask[b mod nW] to every head (Swin's
+// shifted-window mask, its windows being the batch; B must be a multiple of nW). An optional second output
+// receives the final pre-softmax scores [B,h,Nq,Nk] (LaViT's VA layers export them to the following LA
+// layers). `scale_on_q` (op version 2): the scores are (q·scale)·kᵀ, each q element rounded after its
+// scaling as PyTorch's `(q * scale) @ k.transpose(-2, -1)` does, instead of scale·(q·kᵀ).
 struct SoftmaxAttentionAttrs {
   int32_t num_heads = 1;
   float scale = 1.0f;
   AttentionInputs inputs = AttentionInputs::kSeparate;
+  bool scale_on_q = false;
 };
 
 // SOFT's softmax-free attention (docs/models.md §3.4-3.6). Values match the schema's enums.

@@ -65,6 +65,10 @@ int32_t lowest_op_version(OpType type, const OpAttrs& attrs) {
     const auto* a = std::get_if<SliceAttrs>(&attrs);
     if (a && a->step != 1) return 2;
   }
+  if (type == OpType::kSoftmaxAttention) {
+    const auto* a = std::get_if<SoftmaxAttentionAttrs>(&attrs);
+    if (a && a->scale_on_q) return 2;
+  }
   return 1;
 }
 

@@ -75,4 +75,34 @@ Status decode_softmax_attention_layout(const SoftmaxAttentionAttrs& attrs, const
   return Status::Ok();
 }
 
+Status decode_softmax_attention_terms(const SoftmaxAttentionLayout& l, int nb, const Shape* const* src,
+                                      int num_src, SoftmaxAttentionTerms* out) {
+  SoftmaxAttentionTerms t;
+  if (num_src > nb + 2)
+    return bad_model("expects " + std::to_string(nb) + " inputs for its layout (+ score bias, + score mask)");
+  const Shape scores{l.batch, l.heads, l.nq, l.nk};
+  const Shape broadcast{1, l.heads, l.nq, l.nk};
+  if (num_src > nb) {
+    const Shape* b = src[nb];
+    if (!b || (*b != scores && *b != broadcast))
+      return bad_model("score bias must be " + scores.str() + " or " + broadcast.str() + ", got " +
+                       (b ? b->str() : std::string("nothing")));
+    t.bias = true;
+    // [1,h,Nq,Nk] at batch 1 is both forms: the same offsets.
+    t.bias_batch = (*b)[0] == 1 ? 0 : l.heads * l.nq * l.nk;
+  }
+  if (num_src > nb + 1) {
+    const Shape* m = src[nb + 1];
+    if (!m || m->rank != 3 || (*m)[0] < 1 || (*m)[1] != l.nq || (*m)[2] != l.nk)
+      return bad_model("score mask must be [nW," + std::to_string(l.nq) + "," + std::to_string(l.nk) +
+                       "], got " + (m ? m->str() : std::string("nothing")));
+    if (l.batch % (*m)[0] != 0)
+      return bad_model("batch " + std::to_string(l.batch) + " is not a multiple of the score mask's " +
+                       std::to_string((*m)[0]) + " windows");
+    t.mask_windows = (*m)[0];
+  }
+  *out = t;
+  return Status::Ok();
+}
+
 }  // namespace vitrt

@@ -20,8 +20,24 @@ struct SoftmaxAttentionLayout {
   int64_t batch = 0, nq = 0, nk = 0, c = 0, heads = 0, head_dim = 0;
 };
 
-// Inputs the layout itself takes (3, 1 or 2); an optional score bias follows them. 0 for an unknown layout.
+// Inputs the layout itself takes (3, 1 or 2); an optional score bias and after it an optional score mask
+// follow them. 0 for an unknown layout.
 int softmax_attention_layout_inputs(AttentionInputs layout);
+
+// The score terms after the layout's inputs (ir/op_attrs.h, SoftmaxAttentionAttrs): a bias [B,h,Nq,Nk], or
+// [1,h,Nq,Nk] broadcast over the batch; then a mask [nW,Nq,Nk], batch item b adding mask[b mod nW] to every
+// head. Offsets in floats.
+struct SoftmaxAttentionTerms {
+  bool bias = false;
+  int64_t bias_batch = 0;  // between batch items of the bias: h·Nq·Nk, or 0 when broadcast
+  int64_t mask_windows = 0;  // nW; 0 without a mask
+};
+
+// Decodes and checks the bias and mask shapes from src[nb..num_src) (nb = the layout's inputs) against the
+// decoded layout: at most two, the bias present when the mask is, B a multiple of nW. Fails (bad_model)
+// naming the term and the shape expected; the caller names the op.
+Status decode_softmax_attention_terms(const SoftmaxAttentionLayout& l, int nb, const Shape* const* src,
+                                      int num_src, SoftmaxAttentionTerms* out);
 
 // Decodes the layout from the (planned or run-time) input shapes src[0..num_src), of which the layout's own
 // inputs must be present, [B,N,C], and agree with each other and with num_heads. Does not look at a score

@@ -3,8 +3,10 @@
 // SoftmaxAttention: for each batch b, head h (channels c = h·d + j) and query row i:
 //   s[j] = scale · q_i·k_j,  p = softmax(s) (max-subtracted),  out[i, h·d:(h+1)·d] = Σ_j p[j] · v_j.
 // Q, K and V come as (q, k, v), (qkv) or (q, kv), located by ops/softmax_attention_layout.h. After them an
-// optional score bias [B,h,Nq,Nk] is added to the scaled scores (s[j] = scale·q_i·k_j + bias[b,h,i,j]); with
-// a second output the final pre-softmax scores s are written to it ([B,h,Nq,Nk], LaViT's VA layers). The
+// optional score bias [B,h,Nq,Nk] or [1,h,Nq,Nk] is added to the scaled scores (s[j] = scale·q_i·k_j +
+// bias[b or 0,h,i,j]), then an optional mask [nW,Nq,Nk] (s[j] += mask[b mod nW,i,j]); with scale_on_q the
+// scores are Σ_t fl(q_i[t]·scale)·k_j[t] instead. With a second output the final pre-softmax scores s are
+// written to it ([B,h,Nq,Nk], LaViT's VA layers). The
 // workspace holds one head of K transposed (d x Nk, so the score row accumulates contiguous rows) and one row
 // of scores (Nk), sized at plan time from the planned Nk; nothing is allocated in run.
 #include <cmath>
@@ -29,7 +31,11 @@ class SoftmaxAttentionKernel final : public RefKernel {
     const Shape* shapes[kMaxOpInputs] = {};
     run_src_shapes(args, shapes);
     SoftmaxAttentionLayout o;
-    const Status decoded = decode_softmax_attention_layout(a_, shapes, args.num_src, &o);
+    Status decoded = decode_softmax_attention_layout(a_, shapes, args.num_src, &o);
+    if (!decoded.ok()) return fail(decoded.message());
+    const int nb = softmax_attention_layout_inputs(a_.inputs);
+    SoftmaxAttentionTerms terms;
+    decoded = decode_softmax_attention_terms(o, nb, shapes, args.num_src, &terms);
     if (!decoded.ok()) return fail(decoded.message());
     const int64_t heads = o.heads, d = o.head_dim, nk = o.nk;
     const int64_t batch = o.batch;
@@ -41,8 +47,9 @@ class SoftmaxAttentionKernel final : public RefKernel {
     const float* q = args.src[o.q_src]->f32() + o.q_off;
     const float* k = args.src[o.k_src]->f32() + o.k_off;
     const float* v = args.src[o.v_src]->f32() + o.v_off;
-    const int nb = softmax_attention_layout_inputs(a_.inputs);
-    const float* bias = args.num_src > nb && args.src[nb] ? args.src[nb]->f32() : nullptr;
+    const float* bias = terms.bias ? args.src[nb]->f32() : nullptr;
+    const float* mask = terms.mask_windows > 0 ? args.src[nb + 1]->f32() : nullptr;
+    const float q_scale = a_.scale_on_q ? scale : 1.0f;  // exact when 1
     float* scores = args.num_dst > 1 ? args.dst[1]->f32() : nullptr;
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t h = 0; h < heads; ++h) {
@@ -55,14 +62,21 @@ class SoftmaxAttentionKernel final : public RefKernel {
           // Scores: s = q_i · Kᵀ, as a sum of d scaled rows of Kᵀ.
           for (int64_t j = 0; j < nk; ++j) s[j] = 0.0f;
           for (int64_t t = 0; t < d; ++t) {
-            const float qv = qi[t];
+            const float qv = qi[t] * q_scale;
             const float* kr = kt + t * nk;
             for (int64_t j = 0; j < nk; ++j) s[j] += qv * kr[j];
           }
-          const int64_t row = ((b * heads + h) * o.nq + i) * nk;  // of bias and scores [B,h,Nq,Nk]
-          for (int64_t j = 0; j < nk; ++j) s[j] *= scale;
-          if (bias)
-            for (int64_t j = 0; j < nk; ++j) s[j] += bias[row + j];
+          const int64_t row = ((b * heads + h) * o.nq + i) * nk;  // of scores [B,h,Nq,Nk]
+          if (!a_.scale_on_q)
+            for (int64_t j = 0; j < nk; ++j) s[j] *= scale;
+          if (bias) {
+            const float* br = bias + b * terms.bias_batch + (h * o.nq + i) * nk;
+            for (int64_t j = 0; j < nk; ++j) s[j] += br[j];
+          }
+          if (mask) {
+            const float* mr = mask + ((b % terms.mask_windows) * o.nq + i) * nk;
+            for (int64_t j = 0; j < nk; ++j) s[j] += mr[j];
+          }
           if (scores)
             for (int64_t j = 0; j < nk; ++j) scores[row + j] = s[j];
           float mx = -INFINITY;

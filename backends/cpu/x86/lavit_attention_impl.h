@@ -130,7 +130,8 @@ inline void pv_rows(const float* p, int64_t ldp, const float* v, int64_t vs, int
   if (d % W) pv_tile<A, R, 1>(p, ldp, v + d - W, vs, nk, inv, o + d - W, os);
 }
 
-// Row r of a: s (+ bias) -> scores (when wanted) -> p = exp(s - max), padded with zeros to nkp; returns 1/Σp.
+// Row r of a: s (+ bias) (+ mask) -> scores (when wanted) -> p = exp(s - max), padded with zeros to nkp;
+// returns 1/Σp.
 template <class A>
 inline float finish_row(const SoftmaxPv& a, int64_t r) {
   using B = VF<A>;
@@ -138,17 +139,20 @@ inline float finish_row(const SoftmaxPv& a, int64_t r) {
   const int64_t nk = a.nk, nkp = a.nkp;
   const float* sr = a.s + r * a.s_stride;
   const float* br = a.bias ? a.bias + r * nk : nullptr;
+  const float* mr = a.mask ? a.mask + r * nk : nullptr;
   float* so = a.scores ? a.scores + r * nk : nullptr;
   float* pr = a.p + r * nkp;
   int64_t j = 0;
   for (; j + W <= nk; j += W) {
     B x = B::load_unaligned(sr + j);
     if (br) x += B::load_unaligned(br + j);
+    if (mr) x += B::load_unaligned(mr + j);
     if (so) x.store_unaligned(so + j);
     x.store_aligned(pr + j);
   }
   for (; j < nk; ++j) {
-    const float x = br ? sr[j] + br[j] : sr[j];
+    float x = br ? sr[j] + br[j] : sr[j];
+    if (mr) x += mr[j];
     if (so) so[j] = x;
     pr[j] = x;
   }

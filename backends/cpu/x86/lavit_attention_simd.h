@@ -15,6 +15,7 @@ struct SoftmaxPv {
   const float* s = nullptr;  // first score row (may be `p`: then finished in place)
   int64_t s_stride = 0;
   const float* bias = nullptr;  // [rows][nk] or null
+  const float* mask = nullptr;  // [rows][nk] or null, added after the bias
   float* scores = nullptr;      // [rows][nk] or null
   const float* v = nullptr;     // first key's V row, head offset applied
   int64_t v_stride = 0;

@@ -6,11 +6,11 @@
 // - Plain: each item runs against all keys, kb keys at a time with an online softmax (simd_impl.h
 //   attention_block). No Nq x Nk matrix: the per-thread scratch is one Kᵀ block, one score block and the
 //   output accumulators, sized at plan time.
-// - With the score-bias input and/or the scores output (LaViT's VA layers, few keys: N' = 49 at 224): the
-// whole
-//   score block [32, Nk] is computed at once (lavit_attention_impl.h score_block), the bias added, the scores
-//   written out, then softmax·V. Per thread: the head's Kᵀ (transposed once per head, not per block) and the
-//   score block.
+// - With score terms (bias, mask), the scores output or the scale on q (LaViT's VA layers and Swin's window
+//   attention, few keys: N' = 49 at 224): the whole score block [32, Nk] is computed at once
+//   (lavit_attention_impl.h score_block), the bias and mask added, the scores written out, then softmax·V.
+//   Per thread: the head's Kᵀ (transposed once per head, not per block), the score block and, with the
+//   scale on q, the block's scaled q rows.
 #include <limits>
 
 #include "backends/cpu/ref/ref_kernel.h"
@@ -127,10 +127,10 @@ class ScoredAttentionKernel final : public ref::RefKernel {
   ScoredAttentionKernel(const KernelPlan& plan, const LavitSimd* simd, const SoftmaxAttentionAttrs& a)
       : RefKernel(plan), simd_(simd), a_(a), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
-  // Kᵀ [d][nkp] and the score block [32][nkp].
+  // Kᵀ [d][nkp], the score block [32][nkp] and the scaled q block [32][d].
   static int64_t thread_floats(int64_t nk, int64_t d) {
     const int64_t nkp = up16(nk);
-    return up16(d * nkp) + kQueryBlock * nkp;
+    return up16(d * nkp) + kQueryBlock * nkp + up16(kQueryBlock * d);
   }
 
  protected:
@@ -141,7 +141,13 @@ class ScoredAttentionKernel final : public ref::RefKernel {
     const SoftmaxAttentionLayout& l = o.l;
     const int64_t heads = l.heads, d = l.head_dim, batch = l.batch, nq = l.nq, nk = l.nk, c = l.c;
     const int nb = softmax_attention_layout_inputs(a_.inputs);
-    const float* bias = args.num_src > nb && args.src[nb] ? args.src[nb]->f32() : nullptr;
+    const Shape* shapes[kMaxOpInputs] = {};
+    run_src_shapes(args, shapes);
+    SoftmaxAttentionTerms terms;
+    const Status decoded = decode_softmax_attention_terms(l, nb, shapes, args.num_src, &terms);
+    if (!decoded.ok()) return fail(decoded.message());
+    const float* bias = terms.bias ? args.src[nb]->f32() : nullptr;
+    const float* mask = terms.mask_windows > 0 ? args.src[nb + 1]->f32() : nullptr;
     float* scores = args.num_dst > 1 && args.dst[1] ? args.dst[1]->f32() : nullptr;
     if (nq == 0 || batch == 0 || c == 0) return Status::Ok();
     float* out = args.dst[0]->f32();
@@ -162,7 +168,8 @@ class ScoredAttentionKernel final : public ref::RefKernel {
       ScoreBlock sb;
       sb.q_stride = l.q_stride;
       sb.kt = kt;
-      sb.scale = a_.scale;
+      sb.scale = a_.scale_on_q ? 1.0f : a_.scale;          // x·1 is exact
+      float* qs = kt + up16(d * nkp) + kQueryBlock * nkp;  // the scaled q rows [32][d]
       sb.pv.v_stride = l.v_stride;
       sb.pv.nk = nk;
       sb.pv.d = d;
@@ -182,10 +189,19 @@ class ScoredAttentionKernel final : public ref::RefKernel {
           have = bh;
         }
         const int64_t i0 = qbk * kQueryBlock;
-        const int64_t row = (bh * nq + i0) * nk;  // of bias and scores [B,h,Nq,Nk]
+        const int64_t row = (bh * nq + i0) * nk;  // of scores [B,h,Nq,Nk]
+        const int64_t rows = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
         sb.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
-        sb.pv.rows = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
-        sb.pv.bias = bias ? bias + row : nullptr;
+        sb.q_stride = l.q_stride;
+        if (a_.scale_on_q) {  // (q·scale)·kᵀ: each q element rounded after its scaling, as PyTorch
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t tt = 0; tt < d; ++tt) qs[r * d + tt] = sb.q[r * l.q_stride + tt] * a_.scale;
+          sb.q = qs;
+          sb.q_stride = d;
+        }
+        sb.pv.rows = rows;
+        sb.pv.bias = bias ? bias + b * terms.bias_batch + (h * nq + i0) * nk : nullptr;
+        sb.pv.mask = mask ? mask + ((b % terms.mask_windows) * nq + i0) * nk : nullptr;
         sb.pv.scores = scores ? scores + row : nullptr;
         sb.pv.v = o.v + b * l.v_batch + h * d;
         sb.pv.out = out + (b * nq + i0) * c + h * d;
@@ -213,11 +229,10 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
   SoftmaxAttentionLayout l;
   if (!decode_softmax_attention_layout(*a, shapes, plan.num_src, &l).ok()) return Status::Ok();
   const int nb = softmax_attention_layout_inputs(a->inputs);
-  if (plan.num_dst > 2 || plan.num_src > nb + 1) return Status::Ok();
-  // The score bias, when present, is [B,h,Nq,Nk] (the backend checked the shapes against the op's inference).
-  const bool bias = plan.num_src == nb + 1 && shapes[nb];
-  if (bias && plan.src_shapes[nb].rank != 4) return Status::Ok();
-  const bool scored = bias || plan.num_dst == 2;
+  SoftmaxAttentionTerms terms;
+  if (plan.num_dst > 2 || !decode_softmax_attention_terms(l, nb, shapes, plan.num_src, &terms).ok())
+    return Status::Ok();
+  const bool scored = terms.bias || terms.mask_windows > 0 || plan.num_dst == 2 || a->scale_on_q;
   if (scored && l.head_dim < 1) return Status::Ok();
   const int64_t d = l.head_dim, nk = l.nk;
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;

@@ -4,7 +4,9 @@
 // tools/reference/make_onnx_swin_cases.py: torchvision's own SwinTransformer class, tiny, at opsets 17 and
 // 14, with and without window padding): each converts, the mask and padding arithmetic (Mod, ScatterND, Not,
 // Where on constants) folds away so no IR op reads constants only, no Dropout or shape op is left, and the
-// logits are within the float32-vs-float64 rule of PyTorch's, argmax equal, on ref and cpu at batch 1 and 2.
+// logits are within the float32-vs-float64 rule of PyTorch's, argmax equal, on ref and cpu at batch 1 and 2;
+// every window attention plans as one SoftmaxAttention (the scale on q, the broadcast relative position bias
+// and, in shifted blocks, the window mask).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -59,6 +61,12 @@ TEST_CASE("exported tiny Swin Transformers (torchvision's class, opsets 17 and 1
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto s = test::make_session(model, backend, batch);
+      // fuse_attention takes every window attention (2 plain, 2 shifted with the window mask): no Softmax
+      // or MatMul is left.
+      const auto ops = test::planned_ops(*s);
+      CHECK_MESSAGE((ops.count("SoftmaxAttention") && ops.at("SoftmaxAttention") == 4 &&
+                     !ops.count("Softmax") && !ops.count("MatMul")),
+                    test::ops_str(ops));
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
         std::vector<float> y(static_cast<size_t>(s->output_shape(n).numel()), NAN);

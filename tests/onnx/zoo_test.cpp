@@ -36,6 +36,9 @@ const std::map<std::string, std::map<std::string, int>> kFused = {
     {"efficientnet_b0", {{"SqueezeExcite", 16}}},
     {"regnet_y_400mf", {{"SqueezeExcite", 16}}},
     {"vit_b_16", {{"SoftmaxAttention", 12}}},
+    // Window attention: 6 plain blocks, 5 shifted ones (the window mask) and the last stage's second block,
+    // unshifted because its 7x7 grid is one window.
+    {"swin_t", {{"SoftmaxAttention", 12}, {"Softmax", 0}, {"MatMul", 0}}},
 };
 
 // Under ASan + UBSan: the models under 30 MB, which still cover SqueezeExcite, channel shuffles, DenseNet's

@@ -3,8 +3,9 @@
 // fuse_attention: finds attention written as plain ops (vitrt-convert --emit primitive, i.e. PyTorch's own
 // reshape / permute / unbind / matmul / scale / softmax sequence) and rewrites it into the fused op, so that
 // a primitive-emitted model plans and runs exactly like a fused-emitted one:
-//   softmax attention (packed qkv, q + packed kv, separate q/k/v; with or without an added score bias; the
-//   pre-softmax scores exported when read outside) -> SoftmaxAttention
+//   softmax attention (packed qkv, q + packed kv, separate q/k/v; the scale on the product or on q; with or
+//   without an added score bias, and after it Swin's shifted-window mask added per window through a view
+//   [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside) -> SoftmaxAttention
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
 //   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
@@ -64,10 +65,15 @@ Ops softmax_times_v(const std::string& scores) {
           {"out", OpType::kReshape, {"merged"}, reshape_is({0, 0, kAny})}};
 }
 
+// The score terms after q·kᵀ: none, a bias, or a bias and then Swin's window mask.
+enum class ScoreTerms { kNone, kBias, kBiasMask };
+
 struct AttentionPattern {
   Pattern pattern;
   AttentionInputs layout;
-  bool bias;
+  bool scale_on_q;  // (q·scale)·kᵀ (torchvision's Swin) rather than (q·kᵀ)·scale
+  ScoreTerms terms;
+  std::string scores;  // the pre-softmax scores' value
 };
 
 std::vector<AttentionPattern> softmax_attention_patterns() {
@@ -78,13 +84,33 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
       {AttentionInputs::kSeparate,
        split_heads("q_in", "q") + split_heads("k_in", "k") + split_heads("v_in", "v")}};
   for (const auto& [layout, heads] : layouts) {
-    for (bool bias : {false, true}) {
-      Ops ops = heads + Ops{{"k_t", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})},
-                            {"qk", OpType::kMatMul, {"q", "k_t"}},
-                            {"scaled", OpType::kMul, {"qk", "scale"}}};
-      if (bias) ops.push_back({"biased", OpType::kAdd, {"scaled", "bias"}});
-      const std::string scores = bias ? "biased" : "scaled";
-      out.push_back({{"softmax_attention", ops + softmax_times_v(scores), {scores}}, layout, bias});
+    for (bool scale_on_q : {false, true}) {
+      for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
+        Ops ops = heads + Ops{{"k_t", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})}};
+        if (scale_on_q)
+          ops = ops +
+                Ops{{"q_scaled", OpType::kMul, {"q", "scale"}}, {"qk", OpType::kMatMul, {"q_scaled", "k_t"}}};
+        else
+          ops = ops + Ops{{"qk", OpType::kMatMul, {"q", "k_t"}}, {"scaled", OpType::kMul, {"qk", "scale"}}};
+        std::string scores = scale_on_q ? "qk" : "scaled";
+        if (terms != ScoreTerms::kNone) {
+          ops.push_back({"biased", OpType::kAdd, {scores, "bias"}});
+          scores = "biased";
+        }
+        // (s + bias).view(-1, nW, h, N, N) + mask[1, nW, 1, N, N], viewed back as [-1, h, N, N]
+        if (terms == ScoreTerms::kBiasMask) {
+          ops =
+              ops + Ops{{"windows", OpType::kReshape, {"biased"}, reshape_is({-1, kAny, kAny, kAny, kAny})},
+                        {"windows_masked", OpType::kAdd, {"windows", "mask"}},
+                        {"masked", OpType::kReshape, {"windows_masked"}, reshape_is({-1, kAny, kAny, kAny})}};
+          scores = "masked";
+        }
+        out.push_back({{"softmax_attention", ops + softmax_times_v(scores), {scores}},
+                       layout,
+                       scale_on_q,
+                       terms,
+                       scores});
+      }
     }
   }
   return out;
@@ -274,7 +300,9 @@ bool heads_of(const Graph& g, const Match& m, int64_t* h, int64_t* d) {
   };
   for (const auto& kv : m.nodes) {
     const Node& n = g.nodes[kv.second];
-    if (n.type != OpType::kReshape || kv.first == "out") continue;
+    // The window mask's views split the batch, not the channels (window_mask_of checks them).
+    if (n.type != OpType::kReshape || kv.first == "out" || kv.first == "windows" || kv.first == "masked")
+      continue;
     const auto& s = std::get<ReshapeAttrs>(n.attrs).shape;
     const bool ok = s.size() == 5   ? agree(h, s[3]) && agree(d, s[4])  // unbind: (B,N,p,h,d)
                     : s.size() == 4 ? agree(h, s[s[0] == -1 ? 1 : 2]) && agree(d, s[3])
@@ -284,26 +312,27 @@ bool heads_of(const Graph& g, const Match& m, int64_t* h, int64_t* d) {
   return *h > 0 && reshape_of(g, m, "out")[2] == *h * *d;
 }
 
-// The batch axis at 1 (static checks only).
-Shape at_batch1(Shape s) {
+// The batch axis at 1 (static checks only), or at `batch`.
+Shape at_batch1(Shape s, int64_t batch = 1) {
   for (int i = 0; i < s.rank; ++i)
-    if (s[i] == kDynamicDim) s[i] = 1;
+    if (s[i] == kDynamicDim) s[i] = batch;
   return s;
 }
 
-// The fused node must infer exactly the shapes the matched ops produce.
-bool same_shapes(const Graph& g, const Node& fused) {
+// The fused node must infer exactly the shapes the matched ops produce, with the dynamic batch at `batch`
+// (Swin's windowed attention has B·nW, a multiple of its mask's nW, where the image batch has B).
+bool same_shapes(const Graph& g, const Node& fused, int64_t batch = 1) {
   Shape in[kMaxOpInputs];
   const Shape* src[kMaxOpInputs] = {};
   for (size_t i = 0; i < fused.inputs.size(); ++i) {
     if (fused.inputs[i] == kAbsent) continue;
-    in[i] = at_batch1(g.tensors[fused.inputs[i]].shape);
+    in[i] = at_batch1(g.tensors[fused.inputs[i]].shape, batch);
     src[i] = &in[i];
   }
   Shape dst[kMaxOpOutputs];
   if (!infer_node_shapes(fused, src, static_cast<int>(fused.inputs.size()), dst).ok()) return false;
   for (size_t o = 0; o < fused.outputs.size(); ++o)
-    if (dst[o] != at_batch1(g.tensors[fused.outputs[o]].shape)) return false;
+    if (dst[o] != at_batch1(g.tensors[fused.outputs[o]].shape, batch)) return false;
   return true;
 }
 
@@ -325,13 +354,50 @@ void add_scores_output(const Graph& g, const GraphIndex& index, const Match& m, 
   if (index.consumers[t] > inside || is_graph_output(g, t)) fused->outputs.push_back(t);
 }
 
+// Swin's window mask (the kBiasMask patterns): s [Bw,h,N,Nk] viewed as [Bw/nW, nW, h, N, Nk] (the -1 first),
+// plus a constant mask [1,nW,1,N,Nk] (or without its leading 1) that enlarges nothing, viewed back as
+// [Bw,h,N,Nk]. Sets the window count, or returns false.
+bool window_mask_of(const Graph& g, const Match& m, int64_t* windows) {
+  const Shape& s = g.tensors[m.tensor("biased")].shape;
+  const Shape& w = g.tensors[m.tensor("windows")].shape;
+  const Tensor& mask = g.tensors[m.tensor("mask")];
+  if (s.rank != 4 || w.rank != 5 || reshape_of(g, m, "windows")[0] != -1 ||
+      reshape_of(g, m, "masked")[0] != -1)
+    return false;
+  for (int i = 1; i < 5; ++i)
+    if (w[i] == kDynamicDim || w[i] < 1 || (i > 1 && w[i] != s[i - 1])) return false;
+  // The batch: dynamic in both, or a static one that the windows divide.
+  if ((s[0] == kDynamicDim) != (w[0] == kDynamicDim) || (s[0] != kDynamicDim && w[0] * w[1] != s[0]))
+    return false;
+  if (g.tensors[m.tensor("windows_masked")].shape != w || g.tensors[m.tensor("masked")].shape != s)
+    return false;
+  const Shape want{1, w[1], 1, w[3], w[4]};
+  Shape ms = mask.shape;
+  if (ms.rank == 4) ms = Shape{1, ms[0], ms[1], ms[2], ms[3]};
+  if (!mask.is_constant || mask.dtype != DType::kFloat32 || ms != want ||
+      mask.constant.size < sizeof(float) * static_cast<size_t>(want.numel()))
+    return false;
+  *windows = w[1];
+  return true;
+}
+
+// A [nW,N,Nk] view of the window mask constant [1,nW,1,N,Nk]: the same bytes under another shape.
+int32_t add_mask_view(Graph& g, int32_t constant, int64_t windows) {
+  Tensor v = g.tensors[constant];
+  v.name += ".windows";
+  v.shape = Shape{windows, v.shape[v.shape.rank - 2], v.shape[v.shape.rank - 1]};
+  return g.add_tensor(std::move(v));
+}
+
 bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Match& m,
-                               const AttentionPattern& ap, Node* fused) {
+                               const AttentionPattern& ap, Node* fused, int64_t* windows) {
   int64_t h, d;
   SoftmaxAttentionAttrs a;
   if (!heads_of(g, m, &h, &d) || !scalar_constant(g, m.tensor("scale"), &a.scale)) return false;
+  if (ap.terms == ScoreTerms::kBiasMask && !window_mask_of(g, m, windows)) return false;
   a.num_heads = static_cast<int32_t>(h);
   a.inputs = ap.layout;
+  a.scale_on_q = ap.scale_on_q;
   fused->type = OpType::kSoftmaxAttention;
   fused->attrs = a;
   switch (ap.layout) {
@@ -345,9 +411,10 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
       fused->inputs = {m.tensor("q_in"), m.tensor("k_in"), m.tensor("v_in")};
       break;
   }
-  if (ap.bias) fused->inputs.push_back(m.tensor("bias"));
+  if (ap.terms != ScoreTerms::kNone) fused->inputs.push_back(m.tensor("bias"));
+  if (ap.terms == ScoreTerms::kBiasMask) fused->inputs.push_back(m.tensor("mask"));  // viewed by the pass
   fused->outputs = {m.tensor("out")};
-  add_scores_output(g, index, m, ap.bias ? "biased" : "scaled", fused);
+  add_scores_output(g, index, m, ap.scores, fused);
   return true;
 }
 
@@ -491,16 +558,20 @@ class FuseAttentionPass final : public Pass {
       if (erase[i]) continue;
       Node fused;
       Match m;
-      if (!try_all(g, index, i, &m, &fused)) continue;
+      int64_t windows = 0;  // Swin's window mask: its window count
+      if (!try_all(g, index, i, &m, &fused, &windows)) continue;
       bool overlaps = false;
       for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
       fused.name = g.nodes[i].name;
-      fused.version = 1;
+      fused.version = lowest_op_version(fused.type, fused.attrs);  // the scale on q is version 2
       const bool gamma_vector =
           fused.type == OpType::kAttentionResidual && !overlaps && g.tensors[fused.inputs[5]].shape.rank != 1;
       if (gamma_vector) fused.inputs[5] = add_vector_view(g, fused.inputs[5]);
-      if (overlaps || !same_shapes(g, fused) || (ctx.backend && !ctx.backend->supports(fused))) {
-        if (gamma_vector) g.tensors.pop_back();  // the view just added, read by nothing
+      const bool mask_view = windows > 0 && !overlaps;
+      if (mask_view) fused.inputs.back() = add_mask_view(g, fused.inputs.back(), windows);
+      if (overlaps || !same_shapes(g, fused, windows > 0 ? windows : 1) ||
+          (ctx.backend && !ctx.backend->supports(fused))) {
+        if (gamma_vector || mask_view) g.tensors.pop_back();  // the view just added, read by nothing
         continue;
       }
       for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
@@ -513,11 +584,13 @@ class FuseAttentionPass final : public Pass {
   }
 
  private:
-  bool try_all(const Graph& g, const GraphIndex& index, size_t i, Match* m, Node* fused) const {
+  bool try_all(const Graph& g, const GraphIndex& index, size_t i, Match* m, Node* fused,
+               int64_t* windows) const {
     const OpType t = g.nodes[i].type;
     if (t == OpType::kReshape) {
       for (const auto& ap : softmax_patterns_)
-        if (match_pattern(g, index, ap.pattern, i, m) && rewrite_softmax_attention(g, index, *m, ap, fused))
+        if (match_pattern(g, index, ap.pattern, i, m) &&
+            rewrite_softmax_attention(g, index, *m, ap, fused, windows))
           return true;
       if (match_pattern(g, index, reused_, i, m) && rewrite_reused_attention(g, index, *m, fused))
         return true;

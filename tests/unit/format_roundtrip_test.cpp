@@ -118,3 +118,28 @@ TEST_CASE("format: a failed file write leaves nothing behind") {
   CHECK_FALSE(st.ok());
   CHECK(st.code() == StatusCode::kIo);
 }
+
+TEST_CASE(
+    "format: SoftmaxAttention's scale_on_q survives as op version 2; a version-1 node with it is refused") {
+  Graph g = test::tiny_classifier();
+  Node& attn = g.nodes[6];
+  REQUIRE(attn.type == OpType::kSoftmaxAttention);
+  std::get<SoftmaxAttentionAttrs>(attn.attrs).scale_on_q = true;
+  attn.version = 2;
+  std::vector<uint8_t> bytes;
+  REQUIRE(write_model_memory(g, &bytes).ok());
+  AlignedCopy copy(bytes);
+  std::shared_ptr<const Model> m;
+  Status st = load_model_from_memory(copy.data, copy.size, &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  CHECK(std::get<SoftmaxAttentionAttrs>(m->graph.nodes[6].attrs).scale_on_q);
+  CHECK(m->graph.nodes[6].version == 2);
+  // Written as version 1 (what an older reader would take for scale·(q·kᵀ)): refused, naming the op.
+  attn.version = 1;
+  bytes.clear();
+  REQUIRE(write_model_memory(g, &bytes).ok());
+  AlignedCopy old(bytes);
+  st = load_model_from_memory(old.data, old.size, &m);
+  REQUIRE_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().find("scale_on_q needs op version 2") != std::string::npos, st.message());
+}

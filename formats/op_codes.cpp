@@ -76,6 +76,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kResize, B::RESIZE, O::ResizeOptions),
     stored(OpType::kExternalAttention, B::EXTERNAL_ATTENTION, O::ExternalAttentionOptions),
     stored(OpType::kPerformerAttention, B::PERFORMER_ATTENTION, O::PerformerAttentionOptions),
+    stored(OpType::kNystromAttention, B::NYSTROM_ATTENTION, O::NystromAttentionOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

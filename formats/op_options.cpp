@@ -7,6 +7,7 @@
 
 #include "op_codes.h"
 #include "ops/external_attention_attrs.h"
+#include "ops/nystrom_attention_geometry.h"
 #include "ops/performer_attention_geometry.h"
 #include "ops/squeeze_excite_attrs.h"
 #include "ops/unary_attrs.h"
@@ -214,6 +215,13 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       const auto& a = std::get<PerformerAttentionAttrs>(node.attrs);
       e.offset = fb::CreatePerformerAttentionOptions(fbb, a.heads, static_cast<fb::PerformerKernel>(a.kernel),
                                                      static_cast<fb::PerformerKeyMax>(a.key_max))
+                     .Union();
+      break;
+    }
+    case OpType::kNystromAttention: {
+      const auto& a = std::get<NystromAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateNystromAttentionOptions(fbb, a.num_heads, a.landmarks, a.q_scale, a.k_scale,
+                                                   static_cast<fb::NystromInit>(a.init), a.iterations)
                      .Union();
       break;
     }
@@ -524,6 +532,22 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
                                       static_cast<PerformerKeyMax>(o->key_max())};
       const std::string why = performer_attention_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": PerformerAttention options: " + why);
+      *out = a;
+      break;
+    }
+    case OpType::kNystromAttention: {
+      const auto* o = op.options_as_NystromAttentionOptions();
+      const int init = static_cast<int>(o->init());
+      if (init < 0 || init >= kNumNystromInits) return bad_enum("init");
+      NystromAttentionAttrs a;
+      a.num_heads = o->num_heads();
+      a.landmarks = o->landmarks();
+      a.q_scale = o->q_scale();
+      a.k_scale = o->k_scale();
+      a.init = static_cast<NystromInit>(init);
+      a.iterations = o->iterations();
+      const std::string why = nystrom_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": NystromAttention options: " + why);
       *out = a;
       break;
     }

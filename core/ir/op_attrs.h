@@ -428,6 +428,26 @@ struct PerformerAttentionAttrs {
   PerformerKeyMax key_max = PerformerKeyMax::kPerHead;  // 0 (unused) with kGeneralized: one encoding
 };
 
+// Nyströmformer attention (mlpen/Nystromformer; docs/linear_attention.md, Nyströmformer). Per (batch, head),
+// with Q = q·q_scale, K = k·k_scale split head-major into [N,d] and m landmark segments:
+//   Q̃, K̃ = segment means of Q, K (the first (⌊N/m⌋+1)·m − N segments hold ⌊N/m⌋ tokens, the rest one more)
+//   k1 = softmax(Q K̃ᵀ) [N,m];  k2 = softmax(Q̃ K̃ᵀ) [m,m];  k3 = softmax(Q̃ Kᵀ) [m,N]   (row softmax)
+//   Z0 = k2ᵀ / max_j Σ_i k2[i,j]; `iterations` × { KV = k2·Z; Z = (Z/4)(13I − KV(15I − KV(7I − KV))) }
+//   out = (k1·Z)·(k3·V) (+ the per-head depthwise conv of V along tokens)
+// inputs: q, k, v [B,N,C], v_conv_weight [h,1,ks,1] (ks odd, optional)  ->  [B,N,C]
+// Values match `NystromInit` in the schema.
+enum class NystromInit : int8_t {
+  kGlobal = 0,   // "original": the max column sum over the whole batch and all heads (couples the images)
+  kPerHead = 1,  // per (batch, head)
+};
+struct NystromAttentionAttrs {
+  int32_t num_heads = 1;
+  int32_t landmarks = 1;  // m, 1 <= m <= N
+  float q_scale = 1.0f, k_scale = 1.0f;
+  NystromInit init = NystromInit::kGlobal;
+  int32_t iterations = 6;
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -437,6 +457,6 @@ using OpAttrs =
                  AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
                  ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
-                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs>;
+                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs>;
 
 }  // namespace vitrt

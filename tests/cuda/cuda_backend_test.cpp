@@ -167,7 +167,9 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kTopK,
                    OpType::kResize,
                    OpType::kExternalAttention,
-                   OpType::kPerformerAttention})
+                   OpType::kPerformerAttention,
+
+                   OpType::kNystromAttention})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

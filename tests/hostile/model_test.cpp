@@ -643,6 +643,91 @@ TEST_CASE(
                  "eps must be finite and >= 0, got -1");
 }
 
+namespace {
+
+// image [B,3,8,8] -> Reshape [B,24,8] as q, k and v -> NystromAttention (heads 2, d = 4; V conv weight of the
+// given shape) -> head.
+Graph nystrom_graph(const NystromAttentionAttrs& a, const Shape& conv = Shape{2, 1, 3, 1}) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t t = gr.add_activation("tokens", Shape());
+        gr.add_node(OpType::kReshape, ReshapeAttrs{{0, 24, 8}}, {x}, {t}, "to_tokens");
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kNystromAttention, a,
+                    {t, t, t, gr.add_constant("conv.w", conv, test::pseudo_random(conv.numel(), 31))}, {y},
+                    "data_op");
+        return y;
+      },
+      192);
+}
+
+NystromAttentionAttrs nystrom_attrs() {
+  NystromAttentionAttrs a;
+  a.num_heads = 2;
+  a.landmarks = 5;
+  a.q_scale = 0.01f;
+  a.k_scale = 0.02f;
+  a.init = NystromInit::kPerHead;
+  a.iterations = 6;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("hostile model: NystromAttention round-trips its attributes and refuses invalid ones, naming it") {
+  std::shared_ptr<const Model> m;
+  Status st = load_bytes(bytes_of(nystrom_graph(nystrom_attrs())), &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const auto& a = std::get<NystromAttentionAttrs>(m->graph.nodes[1].attrs);
+  CHECK((a.num_heads == 2 && a.landmarks == 5 && a.q_scale == 0.01f && a.k_scale == 0.02f &&
+         a.init == NystromInit::kPerHead && a.iterations == 6));
+  const std::vector<float> y = run_data_op(m, test_image());
+  REQUIRE(y.size() == 192);
+  for (float v : y) CHECK(std::isfinite(v));
+
+  auto with = [](const std::function<void(NystromAttentionAttrs&)>& change) {
+    NystromAttentionAttrs b = nystrom_attrs();
+    change(b);
+    return b;
+  };
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.landmarks = 0; })), "landmarks 0 must be >= 1"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.landmarks = 25; })),
+       "landmarks 25 must not exceed the 24 tokens"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.num_heads = 3; })),
+       "C = 8 must be a positive multiple of num_heads 3"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.num_heads = 0; })), "num_heads 0 must be >= 1"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.iterations = 101; })),
+       "iterations 101 must be in [0, 100]"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.iterations = -1; })), "iterations -1 must be in"},
+      {nystrom_graph(with([](NystromAttentionAttrs& b) { b.q_scale = INFINITY; })), "must be finite"},
+      {nystrom_graph(nystrom_attrs(), Shape{2, 1, 2, 1}), "v_conv_weight must be [2,1,ks,1] with ks odd"},
+      {nystrom_graph(nystrom_attrs(), Shape{2, 1, 3, 3}), "v_conv_weight must be [2,1,ks,1]"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, "NystromAttention");
+    expect_refused(b, why);
+  }
+  // Edited files: an initialisation this build does not know, a NaN scale, a huge iteration count.
+  auto edit = [&](const std::function<void(fb::NystromAttentionOptions*)>& change) {
+    return edited(bytes_of(nystrom_graph(nystrom_attrs())), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(1);
+      REQUIRE(op->options_type() == fb::OpOptions::NystromAttentionOptions);
+      change(static_cast<fb::NystromAttentionOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(
+      edit([](fb::NystromAttentionOptions* o) { REQUIRE(o->mutate_init(static_cast<fb::NystromInit>(2))); }),
+      "invalid value of option 'init'");
+  expect_refused(edit([](fb::NystromAttentionOptions* o) { REQUIRE(o->mutate_k_scale(NAN)); }),
+                 "NystromAttention options: q_scale 0.010000 and k_scale nan must be finite");
+  expect_refused(edit([](fb::NystromAttentionOptions* o) { REQUIRE(o->mutate_iterations(1 << 30)); }),
+                 "iterations 1073741824 must be in [0, 100]");
+  expect_refused(edit([](fb::NystromAttentionOptions* o) { REQUIRE(o->mutate_landmarks(-7)); }),
+                 "landmarks -7 must be >= 1");
+}
+
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {
   const Graph good = test::tiny_classifier();
   REQUIRE(load_bytes(bytes_of(good)).ok());

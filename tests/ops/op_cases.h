@@ -141,6 +141,16 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.symmetric_normalization = j.value("symmetric_normalization", false);
       return a;
     }
+    case OpType::kNystromAttention: {
+      NystromAttentionAttrs a;
+      a.num_heads = j.at("num_heads");
+      a.landmarks = j.at("landmarks");
+      a.q_scale = j.at("q_scale");
+      a.k_scale = j.at("k_scale");
+      a.init = j.at("init") == "global" ? NystromInit::kGlobal : NystromInit::kPerHead;
+      a.iterations = j.value("iterations", 6);
+      return a;
+    }
     case OpType::kReusedAttention:
       return ReusedAttentionAttrs{j.at("num_heads").get<int32_t>()};
     case OpType::kAttentionResidual:

@@ -71,6 +71,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kResize, create_resize),
     Table::kernel(OpType::kExternalAttention, create_external_attention),
     Table::kernel(OpType::kPerformerAttention, create_performer_attention),
+    Table::kernel(OpType::kNystromAttention, create_nystrom_attention),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -103,6 +103,9 @@ Status create_external_attention(const std::shared_ptr<Context>&, const KernelPl
 // (performer_attention.cpp).
 Status create_performer_attention(const std::shared_ptr<Context>&, const KernelPlan&,
                                   std::unique_ptr<Kernel>*, KernelInfo*);
+// Nyströmformer attention, threaded over (batch, head) items (nystrom_attention.cpp).
+Status create_nystrom_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                                KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// NystromAttention (Nyströmformer, docs/linear_attention.md) on x86, threaded over (batch, head) items. The
+// reference kernel (backends/cpu/ref/nystrom_attention.cpp) materialises k1 [N,m] and k3 [m,N]; this one
+// never holds more than a block of tokens of either, using out = k1·(Z·(k3·V)), equal to (k1·Z)·(k3·V):
+//
+//   A. per item, in parallel: the landmark means Q̃, K̃ (sums in double), k2 = softmax(Q̃ K̃ᵀ) and its
+//      largest column sum (the first iterate's scale).
+//   B. per item, in parallel, once the scale is known (for the global initialisation every item's k2 must
+//      exist first): the iterations on Z; k3·V streamed over token blocks with a running softmax (per
+//      landmark row the running max, the running sum, and the accumulated rows rescaled when the max grows);
+//      W = Z·(k3·V) [m,d], packed once into GEMM panels; then per block of tokens k1 = softmax(Q K̃ᵀ) on the
+//      packed GEMM (K̃ packed once), times W on the packed GEMM, plus the depthwise V conv, written into the
+//      merged [B,N,C] output.
+//
+// Products: the two N-sized ones (Q K̃ᵀ and k1·W) on the packed GEMM tiles (packed_gemm.h), the m-sized and
+// block ones (k2, the iterations, Q̃ K_blockᵀ, P·V_block, Z·(k3·V)) on the vectorised row loops of the SOFT
+// kernel (linear_attention_simd.h); both have AVX-512 and AVX2 instances. m and d are padded to whole vectors
+// (mp, dp) with zero columns so those loops run on whole vectors. Workspace (floats, every region 64-byte
+// aligned, sized at plan time for the planned threads and batch):
+//   shared: k2 [B·h][m][mp], the column-sum maxima [B·h];
+//   per thread: Q̃, K̃ [m][d], K̃ᵀ [d][mp], packed K̃, Z, KV and two temporaries [m][mp], a key block Kᵀ
+//   [d][T], a value block [T][dp], its scores [m][T], running max and sum [m], k3·V and W [m][dp], packed W,
+//   a query block [T][d], its k1 [T][mp] and output [T][dp].
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/linear_attention_simd.h"
+#include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/x86_internal.h"
+#include "backends/operand_check.h"
+#include "common/checked_math.h"
+#include "ops/nystrom_attention_geometry.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+constexpr int64_t kBlock = 64;  // tokens per block (a multiple of every vector width)
+
+struct Dims : NystromGeometry {
+  int64_t mp, dp;
+};
+
+struct Layout {
+  // shared
+  int64_t k2, colmax;
+  // per thread, relative to thread(t) = thread0 + t·per_thread
+  int64_t thread0, per_thread, ql, kl, klt, pkl, z, kv, t1, t2, kbt, vb, s3, rmax, rsum, acc, w, pw, qb, s1,
+      ob;
+  int64_t total;
+};
+
+// False when the sizes overflow.
+bool layout_of(const Dims& s, const GemmKernels* g1, const GemmKernels* g2, int threads, Layout* l) {
+  int64_t off = 0;
+  bool ok = true;
+  auto take = [&](std::initializer_list<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t x : dims) ok = ok && checked_mul(n, x, &n);
+    const int64_t at = off;
+    ok = ok && checked_add(off, round16(n), &off);
+    return at;
+  };
+  l->k2 = take({s.batch, s.heads, s.m, s.mp});
+  l->colmax = take({s.batch, s.heads});
+  l->thread0 = off;
+  off = 0;
+  l->ql = take({s.m, s.d});
+  l->kl = take({s.m, s.d});
+  l->klt = take({s.d, s.mp});
+  l->pkl = take({gemm_panels(s.m, g1->nr), s.d, g1->nr});
+  l->z = take({s.m, s.mp});
+  l->kv = take({s.m, s.mp});
+  l->t1 = take({s.m, s.mp});
+  l->t2 = take({s.m, s.mp});
+  l->kbt = take({s.d, kBlock});
+  l->vb = take({kBlock, s.dp});
+  l->s3 = take({s.m, kBlock});
+  l->rmax = take({s.m});
+  l->rsum = take({s.m});
+  l->acc = take({s.m, s.dp});
+  l->w = take({s.m, s.dp});
+  l->pw = take({gemm_panels(s.d, g2->nr), s.m, g2->nr});
+  l->qb = take({kBlock, s.d});
+  l->s1 = take({kBlock, s.mp});
+  l->ob = take({kBlock, s.dp});
+  l->per_thread = off;
+  int64_t threads_part = 0;
+  ok = ok && checked_mul(off, static_cast<int64_t>(threads), &threads_part) &&
+       checked_add(l->thread0, threads_part, &l->total);
+  return ok;
+}
+
+// Softmax of row[0..valid) in place (max subtracted, float sums in order), row[valid..cols) set to 0.
+void softmax_row(float* row, int64_t valid, int64_t cols) {
+  float top = -INFINITY;
+  for (int64_t j = 0; j < valid; ++j) top = std::max(top, row[j]);
+  float sum = 0.0f;
+  for (int64_t j = 0; j < valid; ++j) sum += row[j] = std::exp(row[j] - top);
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < valid; ++j) row[j] *= inv;
+  for (int64_t j = valid; j < cols; ++j) row[j] = 0.0f;
+}
+
+// dst[i][j] = diag·[i == j] − src[i][j] for j < m, 0 for m <= j < mp.
+void diag_minus(float diag, const float* src, int64_t m, int64_t mp, float* dst) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < m; ++j) dst[i * mp + j] = (i == j ? diag : 0.0f) - src[i * mp + j];
+    for (int64_t j = m; j < mp; ++j) dst[i * mp + j] = 0.0f;
+  }
+}
+
+class NystromAttentionKernel final : public ref::RefKernel {
+ public:
+  NystromAttentionKernel(const KernelPlan& plan, const LinearAttentionSimd* simd, bool avx512, int tile,
+                         const NystromAttentionAttrs& a)
+      : RefKernel(plan),
+        simd_(simd),
+        avx512_(avx512),
+        tile_(tile),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+
+  // The GEMM tiles of the two token-block products: Q_block·K̃ᵀ and k1·W.
+  static const GemmKernels* qk_gemm(bool avx512, const Dims& s, int tile) {
+    return gemm_kernels_for(avx512, kBlock, s.m, s.d, tile);
+  }
+  static const GemmKernels* out_gemm(bool avx512, const Dims& s, int tile) {
+    return gemm_kernels_for(avx512, kBlock, s.d, s.m, tile);
+  }
+
+ protected:
+  Status compute(const KernelArgs& args) override {
+    const Shape* shapes[kMaxOpInputs] = {};
+    run_src_shapes(args, shapes);
+    Run run;
+    NystromGeometry g;
+    const Status decoded = decode_nystrom_geometry(a_, shapes, args.num_src, &g);
+    if (!decoded.ok()) return fail(decoded.message());
+    static_cast<NystromGeometry&>(run.s) = g;
+    Dims& s = run.s;
+    s.mp = (s.m + simd_->width - 1) / simd_->width * simd_->width;
+    s.dp = (s.d + simd_->width - 1) / simd_->width * simd_->width;
+    if (s.batch == 0) return Status::Ok();
+    const int nt = run_threads(args, planned_threads_);
+    run.g1 = qk_gemm(avx512_, s, tile_);
+    run.g2 = out_gemm(avx512_, s, tile_);
+    if (!layout_of(s, run.g1, run.g2, nt, &run.l)) return fail("workspace size overflows");
+    VITRT_RETURN_IF_ERROR(check_workspace(args, run.l.total));
+    run.ws = static_cast<float*>(args.workspace);
+    run.q = args.src[0]->f32();
+    run.k = args.src[1]->f32();
+    run.v = args.src[2]->f32();
+    run.vw = s.ks > 0 ? args.src[3]->f32() : nullptr;
+    run.out = args.dst[0]->f32();
+
+    const int64_t items = s.batch * s.heads;
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t bh = lo; bh < hi; ++bh) build_k2(run, bh, tid);
+    });
+    float global = -INFINITY;
+    for (int64_t bh = 0; bh < items; ++bh) global = std::max(global, run.ws[run.l.colmax + bh]);
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t bh = lo; bh < hi; ++bh) {
+        landmarks(run, bh, tid);
+        iterate(run, bh, a_.init == NystromInit::kGlobal ? global : run.ws[run.l.colmax + bh], tid);
+        k3_v(run, bh, tid);
+        output(run, bh, tid);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  struct Run {
+    Dims s;
+    Layout l;
+    const GemmKernels *g1, *g2;
+    float* ws;
+    const float *q, *k, *v, *vw;
+    float* out;
+    float* thread(int t) const { return ws + l.thread0 + t * l.per_thread; }
+  };
+
+  // Q̃, K̃ [m][d] (segment means of the scaled tokens, summed in double) and K̃ᵀ [d][mp] of item bh.
+  void landmarks(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    float* t = run.thread(tid);
+    float *ql = t + run.l.ql, *kl = t + run.l.kl, *klt = t + run.l.klt;
+    const float* q = run.q + b * s.n * s.c + h * s.d;
+    const float* k = run.k + b * s.n * s.c + h * s.d;
+    for (int64_t p = 0; p < s.m; ++p) {
+      const NystromSegment seg = nystrom_segment(s.n, s.m, p);
+      for (int64_t j = 0; j < s.d; ++j) {
+        double sq = 0, sk = 0;
+        for (int64_t i = seg.start; i < seg.start + seg.count; ++i) {
+          sq += q[i * s.c + j] * a_.q_scale;
+          sk += k[i * s.c + j] * a_.k_scale;
+        }
+        ql[p * s.d + j] = static_cast<float>(sq / static_cast<double>(seg.count));
+        kl[p * s.d + j] = static_cast<float>(sk / static_cast<double>(seg.count));
+      }
+    }
+    for (int64_t j = 0; j < s.d; ++j) {
+      for (int64_t p = 0; p < s.m; ++p) klt[j * s.mp + p] = kl[p * s.d + j];
+      for (int64_t p = s.m; p < s.mp; ++p) klt[j * s.mp + p] = 0.0f;
+    }
+  }
+
+  // k2 = softmax(Q̃ K̃ᵀ) of item bh into the shared region, and its largest column sum.
+  void build_k2(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    landmarks(run, bh, tid);
+    const float* t = run.thread(tid);
+    float* k2 = run.ws + run.l.k2 + bh * s.m * s.mp;
+    simd_->gemm(t + run.l.ql, s.d, 1, t + run.l.klt, s.mp, s.m, s.d, s.mp, false, k2, s.mp);
+    for (int64_t i = 0; i < s.m; ++i) softmax_row(k2 + i * s.mp, s.m, s.mp);
+    float best = -INFINITY;
+    for (int64_t j = 0; j < s.m; ++j) {
+      float col = 0.0f;
+      for (int64_t i = 0; i < s.m; ++i) col += k2[i * s.mp + j];
+      best = std::max(best, col);
+    }
+    run.ws[run.l.colmax + bh] = best;
+  }
+
+  // Z = k2ᵀ / top, then the iterations KV = k2·Z; Z = (Z/4)·(13I − KV·(15I − KV·(7I − KV))).
+  void iterate(const Run& run, int64_t bh, float top, int tid) const {
+    const Dims& s = run.s;
+    const int64_t m = s.m, mp = s.mp;
+    const float* k2 = run.ws + run.l.k2 + bh * m * mp;
+    float* t = run.thread(tid);
+    float *z = t + run.l.z, *kv = t + run.l.kv, *t1 = t + run.l.t1, *t2 = t + run.l.t2;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < m; ++j) z[i * mp + j] = k2[j * mp + i] / top;
+      for (int64_t j = m; j < mp; ++j) z[i * mp + j] = 0.0f;
+    }
+    for (int32_t it = 0; it < a_.iterations; ++it) {
+      simd_->gemm(k2, mp, 1, z, mp, m, m, mp, false, kv, mp);  // KV = k2·Z
+      diag_minus(7.0f, kv, m, mp, t1);
+      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, t2, mp);
+      diag_minus(15.0f, t2, m, mp, t1);
+      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, t2, mp);
+      diag_minus(13.0f, t2, m, mp, t1);
+      for (int64_t i = 0; i < m * mp; ++i) kv[i] = 0.25f * z[i];
+      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, z, mp);
+    }
+  }
+
+  // acc = k3·V = softmax(Q̃ Kᵀ)·V over token blocks with a running softmax per landmark row, then
+  // W = Z·acc packed into the output GEMM's panels.
+  void k3_v(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    float* t = run.thread(tid);
+    float *kbt = t + run.l.kbt, *vb = t + run.l.vb, *s3 = t + run.l.s3, *acc = t + run.l.acc;
+    float *rmax = t + run.l.rmax, *rsum = t + run.l.rsum;
+    const float* k = run.k + b * s.n * s.c + h * s.d;
+    const float* v = run.v + b * s.n * s.c + h * s.d;
+    for (int64_t p = 0; p < s.m; ++p) {
+      rmax[p] = -INFINITY;
+      rsum[p] = 0.0f;
+    }
+    for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
+      const int64_t nb = std::min(kBlock, s.n - i0);
+      for (int64_t j = 0; j < s.d; ++j) {
+        for (int64_t i = 0; i < nb; ++i) kbt[j * kBlock + i] = k[(i0 + i) * s.c + j] * a_.k_scale;
+        for (int64_t i = nb; i < kBlock; ++i) kbt[j * kBlock + i] = 0.0f;
+      }
+      for (int64_t i = 0; i < kBlock; ++i) {
+        float* row = vb + i * s.dp;
+        for (int64_t j = 0; j < s.dp; ++j) row[j] = i < nb && j < s.d ? v[(i0 + i) * s.c + j] : 0.0f;
+      }
+      simd_->gemm(t + run.l.ql, s.d, 1, kbt, kBlock, s.m, s.d, kBlock, false, s3, kBlock);
+      for (int64_t p = 0; p < s.m; ++p) {
+        float* row = s3 + p * kBlock;
+        float top = rmax[p];
+        for (int64_t i = 0; i < nb; ++i) top = std::max(top, row[i]);
+        const float rescale = i0 == 0 ? 0.0f : std::exp(rmax[p] - top);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) sum += row[i] = std::exp(row[i] - top);
+        for (int64_t i = nb; i < kBlock; ++i) row[i] = 0.0f;
+        rsum[p] = rsum[p] * rescale + sum;
+        rmax[p] = top;
+        if (i0 > 0)
+          for (int64_t j = 0; j < s.dp; ++j) acc[p * s.dp + j] *= rescale;
+      }
+      simd_->gemm(s3, kBlock, 1, vb, s.dp, s.m, kBlock, s.dp, i0 > 0, acc, s.dp);
+    }
+    for (int64_t p = 0; p < s.m; ++p) {
+      const float inv = 1.0f / rsum[p];
+      for (int64_t j = 0; j < s.dp; ++j) acc[p * s.dp + j] *= inv;
+    }
+    float* w = t + run.l.w;
+    simd_->gemm(t + run.l.z, s.mp, 1, acc, s.dp, s.m, s.m, s.dp, false, w, s.dp);
+    gemm_pack_rows(w, s.dp, s.m, s.d, run.g2->nr, t + run.l.pw);
+  }
+
+  // Per block of tokens: k1 = softmax(Q_block K̃ᵀ), k1·W, plus the depthwise V conv, into the output.
+  void output(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    float* t = run.thread(tid);
+    float *qb = t + run.l.qb, *s1 = t + run.l.s1, *ob = t + run.l.ob;
+    gemm_pack_transposed(t + run.l.kl, s.m, s.d, run.g1->nr, t + run.l.pkl);
+    const float* q = run.q + b * s.n * s.c + h * s.d;
+    const float* v = run.v + b * s.n * s.c + h * s.d;
+    const float* w = run.vw ? run.vw + h * s.ks : nullptr;
+    float* out = run.out + b * s.n * s.c + h * s.d;
+    const int64_t half = s.ks / 2;
+    for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
+      const int64_t nb = std::min(kBlock, s.n - i0);
+      for (int64_t i = 0; i < nb; ++i)
+        for (int64_t j = 0; j < s.d; ++j) qb[i * s.d + j] = q[(i0 + i) * s.c + j] * a_.q_scale;
+      gemm_packed_product(run.g1, qb, s.d, nb, s.d, t + run.l.pkl, s.m, s1, s.mp);
+      for (int64_t i = 0; i < nb; ++i) softmax_row(s1 + i * s.mp, s.m, s.mp);
+      gemm_packed_product(run.g2, s1, s.mp, nb, s.m, t + run.l.pw, s.d, ob, s.dp);
+      for (int64_t i = 0; i < nb; ++i) {
+        const int64_t token = i0 + i;
+        float* dst = out + token * s.c;
+        const float* src = ob + i * s.dp;
+        for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
+        for (int64_t tap = 0; tap < s.ks; ++tap) {
+          const int64_t from = token + tap - half;
+          if (from < 0 || from >= s.n) continue;
+          const float wt = w[tap];
+          const float* vr = v + from * s.c;
+          for (int64_t j = 0; j < s.d; ++j) dst[j] += wt * vr[j];
+        }
+      }
+    }
+  }
+
+  const LinearAttentionSimd* simd_;
+  bool avx512_;
+  int tile_;
+  NystromAttentionAttrs a_;
+  int planned_threads_;
+};
+
+}  // namespace
+
+// Declines (no kernel: the reference runs and reports) anything the reference factory would reject.
+Status create_nystrom_attention(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                                std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
+  const NystromAttentionAttrs* a = nullptr;
+  VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
+  if (plan.num_dst != 1) return Status::Ok();
+  const Shape* shapes[kMaxOpInputs] = {};
+  planned_src_shapes(plan, shapes);
+  NystromGeometry g;
+  if (!decode_nystrom_geometry(*a, shapes, plan.num_src, &g).ok()) return Status::Ok();
+  const bool avx512 = ctx->isa == X86Isa::kAvx512;
+  const LinearAttentionSimd* simd = avx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
+  Dims dims;
+  static_cast<NystromGeometry&>(dims) = g;
+  dims.mp = (g.m + simd->width - 1) / simd->width * simd->width;
+  dims.dp = (g.d + simd->width - 1) / simd->width * simd->width;
+  const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
+  const int tile = ctx->options.gemm_tile;
+  Layout l;
+  int64_t bytes = 0;
+  if (!layout_of(dims, NystromAttentionKernel::qk_gemm(avx512, dims, tile),
+                 NystromAttentionKernel::out_gemm(avx512, dims, tile), threads, &l) ||
+      !checked_mul(l.total, static_cast<int64_t>(sizeof(float)), &bytes))
+    return Status::Ok();  // the reference factory reports the overflow
+  info->workspace_bytes = static_cast<size_t>(bytes);
+  *kernel = std::make_unique<NystromAttentionKernel>(plan, simd, avx512, tile, *a);
+  return Status::Ok();
+}
+
+}  // namespace x86
+}  // namespace vitrt

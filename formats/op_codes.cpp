@@ -77,6 +77,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kExternalAttention, B::EXTERNAL_ATTENTION, O::ExternalAttentionOptions),
     stored(OpType::kPerformerAttention, B::PERFORMER_ATTENTION, O::PerformerAttentionOptions),
     stored(OpType::kNystromAttention, B::NYSTROM_ATTENTION, O::NystromAttentionOptions),
+    stored(OpType::kSelectiveKernel, B::SELECTIVE_KERNEL, O::SelectiveKernelOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

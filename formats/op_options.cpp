@@ -9,6 +9,7 @@
 #include "ops/external_attention_attrs.h"
 #include "ops/nystrom_attention_geometry.h"
 #include "ops/performer_attention_geometry.h"
+#include "ops/selective_kernel_attrs.h"
 #include "ops/squeeze_excite_attrs.h"
 #include "ops/unary_attrs.h"
 
@@ -225,6 +226,13 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
                      .Union();
       break;
     }
+    case OpType::kSelectiveKernel: {
+      const auto& a = std::get<SelectiveKernelAttrs>(node.attrs);
+      e.offset = fb::CreateSelectiveKernelOptions(fbb, a.branches,
+                                                  static_cast<fb::SelectiveKernelActivation>(a.z_activation))
+                     .Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -329,7 +337,8 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const auto* o = op.options_as_SoftmaxAttentionOptions();
       const int v = static_cast<int>(o->inputs());
       if (v < 0 || v > 2) return bad_enum("inputs");
-      *out = SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v), o->scale_on_q()};
+      *out =
+          SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v), o->scale_on_q()};
       break;
     }
     case OpType::kAdaptiveAvgPool2d: {
@@ -548,6 +557,16 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       a.iterations = o->iterations();
       const std::string why = nystrom_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": NystromAttention options: " + why);
+      *out = a;
+      break;
+    }
+    case OpType::kSelectiveKernel: {
+      const auto* o = op.options_as_SelectiveKernelOptions();
+      const int act = static_cast<int>(o->z_activation());
+      if (act < 0 || act >= kNumSelectiveKernelActivations) return bad_enum("z_activation");
+      const SelectiveKernelAttrs a{o->branches(), static_cast<SelectiveKernelActivation>(act)};
+      const std::string why = selective_kernel_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": SelectiveKernel options: " + why);
       *out = a;
       break;
     }

@@ -448,15 +448,32 @@ struct NystromAttentionAttrs {
   int32_t iterations = 6;
 };
 
+// Selective Kernel (SKNet, docs/linear_attention.md "SE and SK"): the select-and-fuse part of an SK block,
+// made by the planner's fuse_selective_kernel pass; the M branch convolutions stay Conv2d ops. Per image:
+//   U = Σ_i x_i;  s = mean of U over H, W;  z = act(scale ⊙ (W_r·s + b_r) + shift);
+//   l = W_s·z + b_s [M·C];  a_i[c] = softmax over i of l[i·C + c];  dst = Σ_i a_i[c]·x_i[c,:,:]
+// inputs: x_0 .. x_{M-1} [B,C,H,W]; then fc_reduce_weight [d,C] or [d,C,1,1], fc_reduce_bias [d]?,
+//         z_scale [d]?, z_shift [d]? (a folded BatchNorm on z: both or neither), fc_select_weight [M·C,d] or
+//         [M·C,d,1,1] (branch i's rows i·C .. i·C+C-1, the order timm's fc_select and a concatenation of
+//         per-branch layers both give), fc_select_bias [M·C]?  ->  [B,C,H,W]
+// Values match `SelectiveKernelActivation` in the schema.
+enum class SelectiveKernelActivation : int8_t { kNone = 0, kRelu = 1 };
+constexpr int kNumSelectiveKernelActivations = 2;
+constexpr int32_t kMaxSelectiveKernelBranches = 16;
+struct SelectiveKernelAttrs {
+  int32_t branches = 2;  // M, 1 .. kMaxSelectiveKernelBranches
+  SelectiveKernelActivation z_activation = SelectiveKernelActivation::kRelu;
+};
+
 struct NoAttrs {};
 
-using OpAttrs =
-    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
-                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
-                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
-                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
-                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs>;
+using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
+                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
+                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
+                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
+                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
+                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs,
+                             CumSumAttrs, GatherElementsAttrs, TopKAttrs, ResizeAttrs, ExternalAttentionAttrs,
+                             PerformerAttentionAttrs, NystromAttentionAttrs, SelectiveKernelAttrs>;
 
 }  // namespace vitrt

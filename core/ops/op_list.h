@@ -71,4 +71,5 @@
   X(Resize, ResizeAttrs, infer_resize, 1, 1, 1, 1, 1, kSerialised)                                      \
   X(ExternalAttention, ExternalAttentionAttrs, infer_external_attention, 2, 5, 1, 1, 1, kSerialised)    \
   X(PerformerAttention, PerformerAttentionAttrs, infer_performer_attention, 4, 4, 1, 1, 1, kSerialised) \
-  X(NystromAttention, NystromAttentionAttrs, infer_nystrom_attention, 3, 4, 1, 1, 1, kSerialised)
+  X(NystromAttention, NystromAttentionAttrs, infer_nystrom_attention, 3, 4, 1, 1, 1, kSerialised)       \
+  X(SelectiveKernel, SelectiveKernelAttrs, infer_selective_kernel, 2, 22, 1, 1, 1, kSerialised)

@@ -169,7 +169,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kExternalAttention,
                    OpType::kPerformerAttention,
 
-                   OpType::kNystromAttention})
+                   OpType::kNystromAttention,
+                   OpType::kSelectiveKernel})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -869,3 +869,126 @@ TEST_CASE("hostile model: a FIFO, a device or a directory as the model path is r
   st = load_model("/tmp", &m);
   CHECK_MESSAGE(st.message().find("a directory") != std::string::npos, st.message());
 }
+
+namespace {
+
+struct SkWeightShapes {
+  Shape fc_reduce{2, 3};            // [d, C]
+  Shape fc_select{6, 2, 1, 1};      // [M·C, d, 1, 1]
+  Shape z_scale{2}, z_shift{2};     // the folded BatchNorm on z
+  bool scale = true, shift = true;  // present
+};
+
+// image [B,3,8,8] -> SelectiveKernel over two branches, the image and Relu(image - 40) (C = 3, d = 2, M = 2;
+// the inputs' shapes as given) -> head.
+Graph selective_kernel_graph(const SelectiveKernelAttrs& a, const SkWeightShapes& s = {}) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t shifted = gr.add_activation("shifted", Shape());
+        gr.add_node(OpType::kAdd, NoAttrs{}, {x, gr.add_constant("minus40", Shape{1}, {-40.0f})}, {shifted},
+                    "shift");
+        const int32_t branch1 = gr.add_activation("branch1", Shape());
+        gr.add_node(OpType::kRelu, NoAttrs{}, {shifted}, {branch1}, "branch1_relu");
+        const int32_t y = gr.add_activation("op_out", Shape());
+        std::vector<int32_t> ins = {x, branch1};
+        for (int i = 2; i < a.branches; ++i) ins.push_back(x);
+        ins.push_back(
+            gr.add_constant("fc_reduce.w", s.fc_reduce, test::pseudo_random(s.fc_reduce.numel(), 31, 0.02f)));
+        ins.push_back(gr.add_constant("fc_reduce.b", Shape{2}, {0.25f, -0.5f}));
+        ins.push_back(s.scale
+                          ? gr.add_constant("z.scale", s.z_scale, std::vector<float>(s.z_scale.numel(), 1.5f))
+                          : kAbsent);
+        ins.push_back(s.shift
+                          ? gr.add_constant("z.shift", s.z_shift, std::vector<float>(s.z_shift.numel(), 0.5f))
+                          : kAbsent);
+        ins.push_back(
+            gr.add_constant("fc_select.w", s.fc_select, test::pseudo_random(s.fc_select.numel(), 32, 0.5f)));
+        gr.add_node(OpType::kSelectiveKernel, a, ins, {y}, "data_op");
+        return y;
+      },
+      192);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hostile model: SelectiveKernel round-trips with its values and refuses invalid inputs, naming it") {
+  SelectiveKernelAttrs relu;
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(selective_kernel_graph(relu)), &m).ok());
+  const auto& a = std::get<SelectiveKernelAttrs>(m->graph.nodes[2].attrs);
+  CHECK((a.branches == 2 && a.z_activation == SelectiveKernelActivation::kRelu));
+  // The values against the formula in double (docs/linear_attention.md "SE and SK").
+  const std::vector<float> img = test_image();
+  const std::vector<float> y = run_data_op(m, img);
+  const std::vector<float> wr = test::pseudo_random(6, 31, 0.02f), ws = test::pseudo_random(12, 32, 0.5f);
+  const double br[2] = {0.25, -0.5};
+  std::vector<double> x0(192), x1(192);
+  double s[3] = {}, z[2] = {};
+  for (int i = 0; i < 192; ++i) {
+    x0[i] = img[i];
+    x1[i] = std::max(0.0, double(img[i]) - 40);
+    s[i / 64] += (x0[i] + x1[i]) / 64;
+  }
+  for (int j = 0; j < 2; ++j) {
+    double v = br[j];
+    for (int c = 0; c < 3; ++c) v += double(wr[j * 3 + c]) * s[c];
+    z[j] = std::max(0.0, v * 1.5 + 0.5);
+  }
+  REQUIRE(y.size() == 192);
+  for (int c = 0; c < 3; ++c) {
+    double l[2];
+    for (int i = 0; i < 2; ++i)
+      l[i] = double(ws[(i * 3 + c) * 2]) * z[0] + double(ws[(i * 3 + c) * 2 + 1]) * z[1];
+    const double a0 = 1 / (1 + std::exp(l[1] - l[0]));
+    for (int p = c * 64; p < (c + 1) * 64; ++p)
+      CHECK(std::abs(y[p] - (a0 * x0[p] + (1 - a0) * x1[p])) <= 1e-5 * (1 + std::abs(x0[p])));
+  }
+
+  SelectiveKernelAttrs none_act = relu, many = relu, zero = relu;
+  none_act.z_activation = SelectiveKernelActivation::kNone;
+  many.branches = 17;
+  zero.branches = 0;
+  SkWeightShapes wrong_reduce, wrong_select, lone_scale, wrong_scale;
+  wrong_reduce.fc_reduce = Shape{2, 4};
+  wrong_select.fc_select = Shape{5, 2};
+  lone_scale.shift = false;
+  wrong_scale.z_scale = Shape{3};
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {selective_kernel_graph(many), "branches must be 1..16, got 17"},
+      {selective_kernel_graph(zero), "branches must be 1..16, got 0"},
+      {selective_kernel_graph(relu, wrong_reduce), "fc_reduce_weight must be [d,3] or [d,3,1,1], got [2,4]"},
+      {selective_kernel_graph(none_act, wrong_select),
+       "fc_select_weight must be [6,2] or [6,2,1,1], got [5,2]"},
+      {selective_kernel_graph(relu, lone_scale), "z_scale and z_shift come together"},
+      {selective_kernel_graph(relu, wrong_scale), "z_scale and z_shift must be [2]"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, "SelectiveKernel");
+    expect_refused(b, why);
+  }
+  // Edited files (a graph whose options differ from the schema's defaults, so that they are stored): an
+  // activation this build does not know, branch counts out of range or disagreeing with the inputs.
+  const SelectiveKernelAttrs three{3, SelectiveKernelActivation::kNone};
+  SkWeightShapes three_shapes;
+  three_shapes.fc_select = Shape{9, 2};
+  REQUIRE(load_bytes(bytes_of(selective_kernel_graph(three, three_shapes))).ok());
+  auto edit = [&](const std::function<void(fb::SelectiveKernelOptions*)>& change) {
+    return edited(bytes_of(selective_kernel_graph(three, three_shapes)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(2);
+      REQUIRE(op->options_type() == fb::OpOptions::SelectiveKernelOptions);
+      change(static_cast<fb::SelectiveKernelOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(edit([](fb::SelectiveKernelOptions* o) {
+                   REQUIRE(o->mutate_z_activation(static_cast<fb::SelectiveKernelActivation>(2)));
+                 }),
+                 "invalid value of option 'z_activation'");
+  expect_refused(edit([](fb::SelectiveKernelOptions* o) { REQUIRE(o->mutate_branches(-7)); }),
+                 "SelectiveKernel options: branches must be 1..16, got -7");
+  expect_refused(edit([](fb::SelectiveKernelOptions* o) { REQUIRE(o->mutate_branches(4)); }),
+                 "4 branches take 9..10 inputs, got 8");
+  expect_refused(edit([](fb::SelectiveKernelOptions* o) { REQUIRE(o->mutate_branches(1)); }),
+                 "SelectiveKernel: 1 branches take 6..7 inputs, got 8");
+}

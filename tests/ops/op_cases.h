@@ -226,6 +226,10 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.gate_beta = j.at("gate_beta");
       return a;
     }
+    case OpType::kSelectiveKernel:
+      return SelectiveKernelAttrs{j.at("branches").get<int32_t>(), j.at("z_activation") == "relu"
+                                                                       ? SelectiveKernelActivation::kRelu
+                                                                       : SelectiveKernelActivation::kNone};
     case OpType::kConvTranspose: {
       ConvTransposeAttrs a;
       a.stride_h = j.at("stride_h");

@@ -49,6 +49,7 @@ Status create_resize(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ke
 Status create_external_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_performer_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_nystrom_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_selective_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_pool2d(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_reduce(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_log_softmax(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);

@@ -65,6 +65,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kExternalAttention, ref::create_external_attention),
     Table::kernel(OpType::kPerformerAttention, ref::create_performer_attention),
     Table::kernel(OpType::kNystromAttention, ref::create_nystrom_attention),
+    Table::kernel(OpType::kSelectiveKernel, ref::create_selective_kernel),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -106,6 +106,10 @@ Status create_performer_attention(const std::shared_ptr<Context>&, const KernelP
 // Nyströmformer attention, threaded over (batch, head) items (nystrom_attention.cpp).
 Status create_nystrom_attention(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
+// SelectiveKernel: the branch planes split over the threads for the means and for the weighted sum, the
+// small select step per image between them (selective_kernel.cpp).
+Status create_selective_kernel(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                               KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

@@ -166,6 +166,12 @@ class FuseSelectiveKernelPass final : public Pass {
       return true;
     }
 
+    // The fused op's weights are float32 constants (per-branch ones are concatenated from their data).
+    bool is_float_constant(int32_t t) const {
+      return g_.tensors[t].is_constant && g_.tensors[t].dtype == DType::kFloat32 &&
+             g_.tensors[t].f32() != nullptr;
+    }
+
     OpType producer_type(int32_t t) const {
       const int32_t n = index_.producer[t];
       return n < 0 ? OpType::kAdd : g_.nodes[n].type;
@@ -302,12 +308,12 @@ class FuseSelectiveKernelPass final : public Pass {
       int32_t n = -1;
       if (!producer(t, vector_form ? OpType::kLinear : OpType::kConv2d, readers, &n)) return false;
       const Node& node = g_.nodes[n];
-      if (node.inputs.size() < 2 || node.inputs[1] == kAbsent || !g_.tensors[node.inputs[1]].is_constant)
+      if (node.inputs.size() < 2 || node.inputs[1] == kAbsent || !is_float_constant(node.inputs[1]))
         return false;
       layer->node = n;
       layer->weight = node.inputs[1];
       layer->bias = node.inputs.size() > 2 ? node.inputs[2] : kAbsent;
-      if (layer->bias != kAbsent && !g_.tensors[layer->bias].is_constant) return false;
+      if (layer->bias != kAbsent && !is_float_constant(layer->bias)) return false;
       const Shape& w = shape(layer->weight);
       if (vector_form) {
         if (node.inputs.size() > 3 && node.inputs[3] != kAbsent) return false;  // a residual

@@ -137,12 +137,6 @@ class ConvMlpKernel final : public ref::RefKernel {
   std::vector<float> dw_;  // [kh][kw][Ch]
 };
 
-bool constant_of(const KernelPlan& plan, int i) {
-  const Tensor* t = i < plan.num_src ? plan.src_tensors[i] : nullptr;
-  return t && t->is_constant && t->constant.data &&
-         t->constant.size == static_cast<size_t>(plan.src_shapes[i].numel()) * sizeof(float);
-}
-
 }  // namespace
 
 Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
@@ -153,9 +147,9 @@ Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& pl
       !ref::activation_valid(a->fc2_activation))
     return Status::Ok();  // the reference reports it
   const Shape& xs = plan.src_shapes[0];
-  if (xs.rank != 3 || xs.numel() == 0 || plan.num_src < 6 || !constant_of(plan, 1) || !constant_of(plan, 3) ||
-      !constant_of(plan, 5) || plan.src_shapes[1].rank != 2 || plan.src_shapes[5].rank != 2 ||
-      plan.src_shapes[3].rank != 4)
+  if (xs.rank != 3 || xs.numel() == 0 || plan.num_src < 6 || !constant_input(plan, 1) ||
+      !constant_input(plan, 3) || !constant_input(plan, 5) || plan.src_shapes[1].rank != 2 ||
+      plan.src_shapes[5].rank != 2 || plan.src_shapes[3].rank != 4)
     return Status::Ok();  // weights computed at run time, or malformed: the reference (which reports it)
   const int64_t ch = plan.src_shapes[1][0], kh = plan.src_shapes[3][2], kw = plan.src_shapes[3][3];
   if (plan.src_shapes[3][0] != ch || plan.src_shapes[3][1] != 1) return Status::Ok();

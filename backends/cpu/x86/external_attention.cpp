@@ -19,7 +19,8 @@
 // these are float sums per block: values agree to a few float roundings.
 //
 // Workspace (floats, every region 64-byte aligned), at the run's batch (never more than planned):
-//   shared: W0 packed [S panels], b0 padded, W1 packed [dh panels], b1 padded, L [B·heads][N][Sp],
+// (W0, b0, W1 and b1 are packed at plan time, in the kernel.)
+//   shared: L [B·heads][N][Sp],
 //           block maxima and block sums [B·heads][blocks][Sp] each;
 //   per thread: m or r [Sp].
 #include <algorithm>
@@ -43,13 +44,12 @@ constexpr int64_t kTokenBlock = 64;  // token rows per task: its logits block (6
 
 struct Layout {
   int64_t sp = 0, blocks = 0, items = 0;
-  int64_t w0p = 0, b0p = 0, w1p = 0, b1p = 0, logits = 0, bmax = 0, bsum = 0, thread0 = 0;
+  int64_t logits = 0, bmax = 0, bsum = 0, thread0 = 0;
   int64_t total = 0;  // floats
 };
 
 // Offsets of every region for `d` at `threads`; false when the sizes overflow.
-bool layout_of(const ExternalAttentionDims& d, const GemmKernels* g0, const GemmKernels* g1, int threads,
-               Layout* l) {
+bool layout_of(const ExternalAttentionDims& d, int threads, Layout* l) {
   l->sp = round16(d.slots);
   l->blocks = (d.tokens + kTokenBlock - 1) / kTokenBlock;
   int64_t at = 0;
@@ -57,16 +57,12 @@ bool layout_of(const ExternalAttentionDims& d, const GemmKernels* g0, const Gemm
     *offset = at;
     return floats >= 0 && checked_add(at, round16(floats), &at);
   };
-  int64_t w0 = 0, w1 = 0, lg = 0, st = 0, per_thread = 0;
-  return checked_mul(d.batch, d.heads, &l->items) &&
-         checked_mul(gemm_panels(d.slots, g0->nr) * g0->nr, d.head_dim, &w0) &&
-         checked_mul(gemm_panels(d.head_dim, g1->nr) * g1->nr, d.slots, &w1) &&
-         checked_mul(l->items, d.tokens, &lg) && checked_mul(lg, l->sp, &lg) &&
-         checked_mul(l->items, l->blocks, &st) && checked_mul(st, l->sp, &st) &&
-         checked_mul(l->sp, int64_t{threads}, &per_thread) && region(w0, &l->w0p) &&
-         region(gemm_panels(d.slots, g0->nr) * g0->nr, &l->b0p) && region(w1, &l->w1p) &&
-         region(gemm_panels(d.head_dim, g1->nr) * g1->nr, &l->b1p) && region(lg, &l->logits) &&
-         region(st, &l->bmax) && region(st, &l->bsum) && region(per_thread, &l->thread0) &&
+  int64_t lg = 0, st = 0, per_thread = 0;
+  return checked_mul(d.batch, d.heads, &l->items) && checked_mul(l->items, d.tokens, &lg) &&
+         checked_mul(lg, l->sp, &lg) && checked_mul(l->items, l->blocks, &st) &&
+         checked_mul(st, l->sp, &st) && checked_mul(l->sp, int64_t{threads}, &per_thread) &&
+         region(lg, &l->logits) && region(st, &l->bmax) && region(st, &l->bsum) &&
+         region(per_thread, &l->thread0) &&
          (l->total = at, at < (int64_t{1} << 62) / static_cast<int64_t>(sizeof(float)));
 }
 
@@ -78,13 +74,28 @@ void pad_bias(const float* b, int64_t n, int64_t padded, float* dst) {
 class ExternalAttentionKernel final : public ref::RefKernel {
  public:
   ExternalAttentionKernel(const KernelPlan& plan, const ExternalAttentionSimd* simd, const GemmKernels* g0,
-                          const GemmKernels* g1, const ExternalAttentionAttrs& a)
+                          const GemmKernels* g1, const ExternalAttentionAttrs& a,
+                          const ExternalAttentionDims& d)
       : RefKernel(plan),
         simd_(simd),
         g0_(g0),
         g1_(g1),
         a_(a),
-        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads),
+        w0p_(static_cast<size_t>(gemm_panels(d.slots, g0->nr) * g0->nr * d.head_dim)),
+        b0p_(static_cast<size_t>(gemm_panels(d.slots, g0->nr) * g0->nr)),
+        w1p_(static_cast<size_t>(gemm_panels(d.head_dim, g1->nr) * g1->nr * d.slots)),
+        b1p_(static_cast<size_t>(gemm_panels(d.head_dim, g1->nr) * g1->nr)) {
+    // The memory's weights are constants (create_external_attention checks): packed once, here.
+    if (!ok()) return;
+    gemm_pack_transposed(plan.src_tensors[1]->f32(), d.slots, d.head_dim, g0->nr, w0p_.data());
+    gemm_pack_transposed(plan.src_tensors[3]->f32(), d.head_dim, d.slots, g1->nr, w1p_.data());
+    pad_bias(d.has_b0 ? plan.src_tensors[2]->f32() : nullptr, d.slots, static_cast<int64_t>(b0p_.size()),
+             b0p_.data());
+    pad_bias(d.has_b1 ? plan.src_tensors[4]->f32() : nullptr, d.head_dim, static_cast<int64_t>(b1p_.size()),
+             b1p_.data());
+  }
+  bool ok() const { return w0p_ && b0p_ && w1p_ && b1p_; }
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -96,15 +107,9 @@ class ExternalAttentionKernel final : public ref::RefKernel {
     if (d.batch == 0 || d.tokens == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
     Layout l;
-    if (!layout_of(d, g0_, g1_, nt, &l)) return fail("workspace size overflows");
+    if (!layout_of(d, nt, &l)) return fail("workspace size overflows");
     VITRT_RETURN_IF_ERROR(check_workspace(args, l.total));
     float* ws = static_cast<float*>(args.workspace);
-    gemm_pack_transposed(args.src[1]->f32(), d.slots, d.head_dim, g0_->nr, ws + l.w0p);
-    gemm_pack_transposed(args.src[3]->f32(), d.head_dim, d.slots, g1_->nr, ws + l.w1p);
-    const float* b0 = d.has_b0 ? args.src[2]->f32() : nullptr;
-    const float* b1 = d.has_b1 ? args.src[4]->f32() : nullptr;
-    pad_bias(b0, d.slots, gemm_panels(d.slots, g0_->nr) * g0_->nr, ws + l.b0p);
-    pad_bias(b1, d.head_dim, gemm_panels(d.head_dim, g1_->nr) * g1_->nr, ws + l.b1p);
     const float* src = args.src[0]->f32();
     float* dst = args.dst[0]->f32();
     const int64_t tasks = l.items * l.blocks, n = d.tokens, sp = l.sp, s = d.slots;
@@ -131,8 +136,8 @@ class ExternalAttentionKernel final : public ref::RefKernel {
       for (int64_t t = lo; t < hi; ++t) {
         const Task k = task(t);
         GemmEpilogue e;
-        e.bias_cols = ws + l.b0p;
-        gemm_packed_product(g0_, src + token_offset(k), d.channels, k.rows, d.head_dim, ws + l.w0p, s,
+        e.bias_cols = b0p_.data();
+        gemm_packed_product(g0_, src + token_offset(k), d.channels, k.rows, d.head_dim, w0p_.data(), s,
                             k.logits, sp, e);
         if (sp > s)
           for (int64_t i = 0; i < k.rows; ++i)
@@ -176,8 +181,8 @@ class ExternalAttentionKernel final : public ref::RefKernel {
           for (int64_t j = 0; j < s; ++j) row[j] = row[j] / denom;
         }
         GemmEpilogue e;
-        e.bias_cols = ws + l.b1p;
-        gemm_packed_product(g1_, k.logits, sp, k.rows, s, ws + l.w1p, d.head_dim, dst + token_offset(k),
+        e.bias_cols = b1p_.data();
+        gemm_packed_product(g1_, k.logits, sp, k.rows, s, w1p_.data(), d.head_dim, dst + token_offset(k),
                             d.channels, e);
       }
     });
@@ -190,6 +195,7 @@ class ExternalAttentionKernel final : public ref::RefKernel {
   const GemmKernels* g1_;  // the tile for the output (n = dh)
   ExternalAttentionAttrs a_;
   int planned_threads_;
+  AlignedFloats w0p_, b0p_, w1p_, b1p_;  // packed at plan time: W0ᵀ, b0, W1ᵀ, b1 (padded to whole panels)
 };
 
 }  // namespace
@@ -212,9 +218,16 @@ Status create_external_attention(const std::shared_ptr<Context>& ctx, const Kern
   const GemmKernels* g1 = gemm_kernels_for(avx512, rows, d.head_dim, d.slots, ctx->options.gemm_tile);
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
   Layout l;
-  if (!layout_of(d, g0, g1, threads, &l)) return Status::Ok();
+  if (!layout_of(d, threads, &l)) return Status::Ok();
+  // Memory weights computed at run time: the reference runs (they are initializers in every known model).
+  if (!constant_input(plan, 1) || !constant_input(plan, 3) || (d.has_b0 && !constant_input(plan, 2)) ||
+      (d.has_b1 && !constant_input(plan, 4)))
+    return Status::Ok();
+  auto k = std::make_unique<ExternalAttentionKernel>(plan, simd, g0, g1, *a, d);
+  if (!k->ok())
+    return out_of_memory("ExternalAttention '" + plan.node->name + "': cannot allocate the packed weights");
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
-  *kernel = std::make_unique<ExternalAttentionKernel>(plan, simd, g0, g1, *a);
+  *kernel = std::move(k);
   return Status::Ok();
 }
 

@@ -14,7 +14,7 @@
 // the reference's to rounding, not bit for bit.
 //
 // Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads:
-//   shared: packed Wᵀ, the per-thread key maxes [threads];
+//   shared: the per-thread key maxes [threads] (Wᵀ is packed at plan time, in the kernel);
 //   per group: φ(k) rows [Nk][m], φ(k)ᵀ [m][Nk], ‖k‖² terms [Nk], packed v, φ(k)ᵀ·v [m][d] and packed, Σφ(k)
 //   [m]; per thread: a block of scaled rows [kBlock][d], their ‖x‖² [kBlock], u [kBlock][m], output
 //   [kBlock][d].
@@ -23,6 +23,7 @@
 
 #include "backends/cpu/ref/performer_features.h"
 #include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/performer_attention_simd.h"
 #include "backends/cpu/x86/thread_pool.h"
@@ -38,7 +39,7 @@ namespace {
 constexpr int64_t kBlock = 64;  // tokens per projection / output block: u [64][m] stays in L2
 
 struct Layout {
-  int64_t wp, tmax;                                              // shared
+  int64_t tmax;                                                  // shared
   int64_t group0, per_group, uk, kt, diag, pv, ctx, pctx, ksum;  // per group
   int64_t thread0, per_thread, xs, sq, uq, ob;                   // per thread
   int64_t total;
@@ -62,7 +63,6 @@ bool layout_of(const PerformerGeometry& g, const GemmKernels* gf, const GemmKern
                Layout* out) {
   Layout l{};
   Taker s;
-  l.wp = s.take(gemm_packed_floats(g.m, g.d, gf->nr));
   l.tmax = s.take(threads);
   l.group0 = s.off;
   Taker p;
@@ -99,7 +99,12 @@ class PerformerAttentionKernel final : public ref::RefKernel {
         gf_(gf),
         gc_(gc),
         a_(a),
-        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads),
+        wp_(static_cast<size_t>(gemm_packed_floats(g_m(plan), g_d(plan), gf->nr))) {
+    // The projection is a constant (create_performer_attention checks): packed once, here.
+    if (wp_) gemm_pack_transposed(plan.src_tensors[3]->f32(), g_m(plan), g_d(plan), gf->nr, wp_.data());
+  }
+  bool ok() const { return static_cast<bool>(wp_); }
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -120,7 +125,6 @@ class PerformerAttentionKernel final : public ref::RefKernel {
     run.out = args.dst[0]->f32();
     run.sc = ref::performer_scalars(g.d, g.m);
     run.softmax = a_.kernel == PerformerKernel::kSoftmax;
-    gemm_pack_transposed(args.src[3]->f32(), g.m, g.d, gf_->nr, run.ws + run.l.wp);
 
     const int64_t items = g.batch * g.heads;
     const int64_t key_blocks = (g.nk + kBlock - 1) / kBlock, query_blocks = (g.nq + kBlock - 1) / kBlock;
@@ -202,7 +206,7 @@ class PerformerAttentionKernel final : public ref::RefKernel {
     float* xs = run.thread(tid) + run.l.xs;
     float* sq = run.thread(tid) + run.l.sq;
     simd_->scale_rows(src, g.c, rows, g.d, run.sc.dn, xs, sq);
-    gemm_packed_product(gf_, xs, g.d, rows, g.d, run.ws + run.l.wp, g.m, u, g.m);
+    gemm_packed_product(gf_, xs, g.d, rows, g.d, wp_.data(), g.m, u, g.m);
     if (diag)
       for (int64_t r = 0; r < rows; ++r) diag[r] = ref::performer_diag(sq[r], run.sc);
   }
@@ -296,6 +300,10 @@ class PerformerAttentionKernel final : public ref::RefKernel {
   const GemmKernels* gc_;  // φ(k)ᵀ·v and φ(q)·(φ(k)ᵀ·v): n = d
   PerformerAttentionAttrs a_;
   int planned_threads_;
+  AlignedFloats wp_;  // the projection [m,d], packed transposed at plan time
+
+  static int64_t g_m(const KernelPlan& plan) { return plan.src_shapes[3][0]; }
+  static int64_t g_d(const KernelPlan& plan) { return plan.src_shapes[3][1]; }
 };
 
 }  // namespace
@@ -320,8 +328,13 @@ Status create_performer_attention(const std::shared_ptr<Context>& ctx, const Ker
   if (!layout_of(g, gf, gc, threads, &l) ||
       !checked_mul(l.total, static_cast<int64_t>(sizeof(float)), &bytes))
     return bad_model("PerformerAttention '" + plan.node->name + "': workspace size overflows");
+  if (!constant_input(plan, 3)) return Status::Ok();  // a projection computed at run time: reference
+  auto k = std::make_unique<PerformerAttentionKernel>(plan, simd, gf, gc, *a);
+  if (!k->ok())
+    return out_of_memory("PerformerAttention '" + plan.node->name +
+                         "': cannot allocate the packed projection");
   info->workspace_bytes = static_cast<size_t>(bytes);
-  *kernel = std::make_unique<PerformerAttentionKernel>(plan, simd, gf, gc, *a);
+  *kernel = std::move(k);
   return Status::Ok();
 }
 

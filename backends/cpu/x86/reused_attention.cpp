@@ -28,12 +28,6 @@ int64_t up16(int64_t x) {
   return (x + 15) / 16 * 16;
 }
 
-bool constant_f32(const KernelPlan& plan, int i) {
-  const Tensor* t = plan.src_tensors[i];
-  return t && t->is_constant && t->constant.data &&
-         t->constant.size == static_cast<size_t>(plan.src_shapes[i].numel()) * sizeof(float);
-}
-
 class ReusedAttentionKernel final : public ref::RefKernel {
  public:
   ReusedAttentionKernel(const KernelPlan& plan, const LavitSimd* simd, int heads)
@@ -190,7 +184,7 @@ Status create_reused_attention(const std::shared_ptr<Context>& ctx, const Kernel
       v[2] % a->num_heads != 0)
     return Status::Ok();
   for (int i = 2; i < 6; ++i)
-    if (!constant_f32(plan, i)) return Status::Ok();  // weights computed at run time: reference
+    if (!constant_input(plan, i)) return Status::Ok();  // weights computed at run time: reference
   const LavitSimd* simd = ctx->isa == X86Isa::kAvx512 ? lavit_simd_avx512() : lavit_simd_avx2();
   const int64_t ncolp = up16(s[0] * s[1] * s[3]);
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;

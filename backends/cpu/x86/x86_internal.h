@@ -14,6 +14,14 @@
 namespace vitrt {
 namespace x86 {
 
+// Whether input i of the planned node is a float32 constant with all its data: what a kernel needs to pack a
+// weight once, at plan time. Kernels decline (the reference runs) weights computed at run time.
+inline bool constant_input(const KernelPlan& plan, int i) {
+  const Tensor* t = i < plan.num_src ? plan.src_tensors[i] : nullptr;
+  return t && t->is_constant && t->constant.data &&
+         t->constant.size == static_cast<size_t>(plan.src_shapes[i].numel()) * sizeof(float);
+}
+
 struct Context {
   X86Isa isa = X86Isa::kNone;
   const SimdTable* simd = nullptr;

@@ -25,13 +25,6 @@ using namespace vitrt;
 
 namespace {
 
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
 // The fused ops each case must plan to on both routes (so that both losing a fusion fails too).
 const std::map<std::string, std::map<std::string, int>> kFused = {
     {"deit_tiny_2layer", {{"SoftmaxAttention", 2}}},
@@ -107,7 +100,7 @@ TEST_CASE("exported reference models: the ONNX route matches the .pth route") {
         CHECK(linear_attention_attrs(*a) == linear_attention_attrs(*b));
         for (int64_t n = 1; n <= batch; ++n) {
           CAPTURE(n);
-          const std::vector<float> ya = run(*a, x, n), yb = run(*b, x, n);
+          const std::vector<float> ya = test::run_batch(*a, x, n), yb = test::run_batch(*b, x, n);
           double worst = 0, scale = 0;
           for (size_t i = 0; i < yb.size(); ++i) {
             REQUIRE(std::isfinite(ya[i]));

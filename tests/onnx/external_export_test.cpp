@@ -21,31 +21,6 @@
 
 using namespace vitrt;
 
-namespace {
-
-std::unique_ptr<Session> external_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                          const std::string& disabled) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
-}  // namespace
-
 TEST_CASE("exported External Attention (EAMLP, xmu, a ViT with EAMLP attention) plans to ExternalAttention") {
   const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_external_cases";
   std::ifstream f(dir + "/manifest.json");
@@ -68,8 +43,8 @@ TEST_CASE("exported External Attention (EAMLP, xmu, a ViT with EAMLP attention) 
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto fused = external_session(model, backend, "");
-      auto unfused = external_session(model, backend, "fuse_external_attention");
+      auto fused = test::make_session(model, backend, 2, "");
+      auto unfused = test::make_session(model, backend, 2, "fuse_external_attention");
       const auto ops = test::planned_ops(*fused);
       const int ea = ops.count("ExternalAttention") ? ops.at("ExternalAttention") : 0;
       CHECK_MESSAGE(ea == c["attentions"].get<int>(), test::ops_str(ops));
@@ -77,7 +52,7 @@ TEST_CASE("exported External Attention (EAMLP, xmu, a ViT with EAMLP attention) 
       CHECK(test::planned_ops(*unfused).count("ExternalAttention") == 0);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
-        const std::vector<float> y = run(*fused, x, n), yu = run(*unfused, x, n);
+        const std::vector<float> y = test::run_batch(*fused, x, n), yu = test::run_batch(*unfused, x, n);
         for (int64_t b = 0; b < n; ++b) {
           const auto row = y.begin() + b * classes;
           const auto row64 = y64.begin() + b * classes;

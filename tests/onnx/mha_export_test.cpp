@@ -26,27 +26,6 @@ using namespace vitrt;
 
 namespace {
 
-std::unique_ptr<Session> mha_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                     const std::string& disabled) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
 // Every value moved by one float32 ulp, up or down at random (seeded): the data as one float32 rounding may
 // leave it.
 void nudge_ulp(float* v, size_t n, uint32_t seed) {
@@ -113,8 +92,8 @@ TEST_CASE(
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto fused = mha_session(model, backend, "");
-      auto unfused = mha_session(model, backend, "fuse_attention");
+      auto fused = test::make_session(model, backend, 2, "");
+      auto unfused = test::make_session(model, backend, 2, "fuse_attention");
       const auto ops = test::planned_ops(*fused), unfused_ops = test::planned_ops(*unfused);
       CHECK_MESSAGE(count(ops, "SoftmaxAttention") == fused_blocks, test::ops_str(ops));
       CHECK(count(ops, "MatMul") == 2 * (attentions - fused_blocks));
@@ -123,7 +102,7 @@ TEST_CASE(
       CHECK(count(unfused_ops, "MatMul") == 2 * attentions);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
-        const std::vector<float> y = run(*fused, x, n), yu = run(*unfused, x, n);
+        const std::vector<float> y = test::run_batch(*fused, x, n), yu = test::run_batch(*unfused, x, n);
         const size_t out = static_cast<size_t>(n * classes);
         const std::vector<double> r64(y64.begin(), y64.begin() + out), r32(y32.begin(), y32.begin() + out);
         for (const auto* got : {&y, &yu}) {
@@ -142,7 +121,8 @@ TEST_CASE(
         for (int draw = 0; draw < 2; ++draw) {
           std::vector<float> xn = x;
           nudge_ulp(xn.data(), xn.size(), 500 + 1000 * draw);
-          const std::vector<float> yd = run(*mha_session(nudged[draw], backend, ""), xn, n);
+          const std::vector<float> yd =
+              test::run_batch(*test::make_session(nudged[draw], backend, 2, ""), xn, n);
           for (size_t i = 0; i < out; ++i) moved = std::max(moved, std::abs(double(y[i]) - yd[i]));
         }
         moved = std::max(moved, scale * std::numeric_limits<float>::epsilon());

@@ -41,17 +41,27 @@ inline std::shared_ptr<const Model> load_graph(const Graph& g, std::vector<uint8
   return m;
 }
 
+// A 2-thread session with poisoned activations; `disabled` names planner passes to skip (the unfused plan).
 inline std::unique_ptr<Session> make_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                             int64_t max_batch) {
+                                             int64_t max_batch, const std::string& disabled = "") {
   SessionOptions o;
   o.backend = backend;
   o.max_batch = max_batch;
   o.num_threads = 2;
   o.poison_activations = true;
+  o.disabled_passes = disabled;
   std::unique_ptr<Session> s;
   Status st = Session::create(std::move(m), o, &s);
   REQUIRE_MESSAGE(st.ok(), st.message());
   return s;
+}
+
+// The output of `batch` images of x, NaN-filled before the run so unwritten elements show.
+inline std::vector<float> run_batch(Session& s, const std::vector<float>& x, int64_t batch) {
+  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
+  Status st = s.run(x.data(), batch, y.data(), y.size());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return y;
 }
 
 // The op types of the planned graph with their counts, e.g. {"Linear": 9, "SoftmaxAttention": 2}.

@@ -20,18 +20,6 @@ using namespace vitrt;
 
 namespace {
 
-std::unique_ptr<Session> performer_session(std::shared_ptr<const Model> m, const std::string& backend) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
 size_t arg_max(const float* y, int64_t n) {
   size_t best = 0;
   for (int64_t i = 1; i < n; ++i)
@@ -63,13 +51,12 @@ TEST_CASE("exported Performer ViTs (softmax and generalized kernels) match PyTor
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto s = performer_session(model, backend);
+      auto s = test::make_session(model, backend, 2);
       MESSAGE(name << " " << backend << " plan: " << test::ops_str(test::planned_ops(*s)));
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
-        std::vector<float> y(static_cast<size_t>(n * classes), NAN);
-        st = s->run(x.data(), n, y.data(), y.size());
-        REQUIRE_MESSAGE(st.ok(), st.message());
+        const std::vector<float> y = test::run_batch(*s, x, n);
+        REQUIRE(y.size() == static_cast<size_t>(n * classes));
         double scale = 0.0, err = 0.0;
         for (size_t i = 0; i < y.size(); ++i) {
           scale = std::fmax(scale, std::fabs(y64[i]));

@@ -17,31 +17,6 @@
 
 using namespace vitrt;
 
-namespace {
-
-std::unique_ptr<Session> se_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                    const std::string& disabled) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
-}  // namespace
-
 TEST_CASE("exported SE blocks (torchvision, MobileNetV3, EfficientNet, SENet) plan to SqueezeExcite") {
   const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_se_cases";
   std::ifstream f(dir + "/manifest.json");
@@ -65,8 +40,8 @@ TEST_CASE("exported SE blocks (torchvision, MobileNetV3, EfficientNet, SENet) pl
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto fused = se_session(model, backend, "");
-      auto unfused = se_session(model, backend, "fuse_squeeze_excite");
+      auto fused = test::make_session(model, backend, 2, "");
+      auto unfused = test::make_session(model, backend, 2, "fuse_squeeze_excite");
       const auto ops = test::planned_ops(*fused);
       const int se = ops.count("SqueezeExcite") ? ops.at("SqueezeExcite") : 0;
       CHECK_MESSAGE(se == c["blocks"].get<int>(), test::ops_str(ops));
@@ -74,7 +49,7 @@ TEST_CASE("exported SE blocks (torchvision, MobileNetV3, EfficientNet, SENet) pl
       CHECK(test::planned_ops(*unfused).count("SqueezeExcite") == 0);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
-        const std::vector<float> y = run(*fused, x, n), yu = run(*unfused, x, n);
+        const std::vector<float> y = test::run_batch(*fused, x, n), yu = test::run_batch(*unfused, x, n);
         const size_t count = static_cast<size_t>(n * classes);
         const test::Comparison cmp =
             test::compare_to_reference(y, std::vector<double>(y64.begin(), y64.begin() + count),

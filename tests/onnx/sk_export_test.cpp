@@ -22,27 +22,6 @@ using namespace vitrt;
 
 namespace {
 
-std::unique_ptr<Session> sk_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                    const std::string& disabled) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
 template <class T>
 size_t argmax(const T* p, int64_t n) {
   return static_cast<size_t>(std::max_element(p, p + n) - p);
@@ -73,8 +52,8 @@ TEST_CASE("exported SK and SE blocks (survey, xmu, timm) plan to SelectiveKernel
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto fused = sk_session(model, backend, "");
-      auto unfused = sk_session(model, backend, "fuse_selective_kernel,fuse_squeeze_excite");
+      auto fused = test::make_session(model, backend, 2, "");
+      auto unfused = test::make_session(model, backend, 2, "fuse_selective_kernel,fuse_squeeze_excite");
       const auto ops = test::planned_ops(*fused);
       auto count = [&](const char* op) { return ops.count(op) ? ops.at(op) : 0; };
       CHECK_MESSAGE(count("SelectiveKernel") == c["sk"].get<int>(), test::ops_str(ops));
@@ -91,7 +70,7 @@ TEST_CASE("exported SK and SE blocks (survey, xmu, timm) plan to SelectiveKernel
         double scale = 0;
         for (double v : ref64) scale = std::max(scale, std::fabs(v));
         for (Session* s : {fused.get(), unfused.get()}) {
-          const std::vector<float> y = run(*s, x, n);
+          const std::vector<float> y = test::run_batch(*s, x, n);
           const test::Comparison cmp = test::compare_to_reference(y, ref64, ref32);
           const std::string form = s == fused.get() ? "fused" : "unfused";
           MESSAGE(name << " " << backend << " " << form << " batch " << n << ": max |vitrt - torch64| "
@@ -115,7 +94,7 @@ TEST_CASE("exported SK and SE blocks (survey, xmu, timm) plan to SelectiveKernel
     REQUIRE(softmaxes == 1);
     std::vector<uint8_t> other_bytes;
     auto other_model = test::load_graph(other, &other_bytes);
-    const auto other_ops = test::planned_ops(*sk_session(other_model, "cpu", ""));
+    const auto other_ops = test::planned_ops(*test::make_session(other_model, "cpu", 2, ""));
     CHECK_MESSAGE((other_ops.count("SelectiveKernel") == 0 && other_ops.count("SqueezeExcite") == 1 &&
                    other_ops.count("Softmax") == 1),
                   test::ops_str(other_ops));

@@ -16,6 +16,11 @@ X86Isa x86_detect_isa() {
   return avx512 ? X86Isa::kAvx512 : X86Isa::kAvx2;
 }
 
+bool x86_has_avx512_bf16() {
+  __builtin_cpu_init();
+  return x86_detect_isa() == X86Isa::kAvx512 && __builtin_cpu_supports("avx512bf16");
+}
+
 X86Isa x86_effective_isa(const X86Options& options) {
   const X86Options o = x86_options_from_env(options);
   if (o.force_ref) return X86Isa::kNone;

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
@@ -32,6 +33,17 @@ inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
       for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::gelu_tanh<T>(acc[r][v]);
   }
 }
+
+// The inner product's ops: T's own fp32 FMAs, or T::ProductOps where the panels hold other element types
+// (bf16 pairs: packed_gemm_bf16.h). The epilogue always uses T's.
+template <class T, class = void>
+struct ProductOps {
+  using type = T;
+};
+template <class T>
+struct ProductOps<T, std::void_t<typename T::ProductOps>> {
+  using type = typename T::ProductOps;
+};
 
 // An ISA's tile: NR = NV vectors, MR rows, so MR × NV accumulators plus NV B vectors and a broadcast fit the
 // register file.
@@ -62,7 +74,8 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = T::loadn(c + r * ldc + v * W, valid[v]);
   }
-  fma_tile<T, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
+  fma_tile<typename ProductOps<T>::type, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR,
+                                                kc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
   if (last && p.residual) {
     const float* res = p.residual + row0 * p.ldr;

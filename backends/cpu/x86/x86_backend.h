@@ -20,6 +20,9 @@ struct X86Options {
   // value but empty or "0") sets force_ref, with which the backend is not available at all.
   X86Isa max_isa = X86Isa::kAvx512;  // cap (dnnl_set_max_cpu_isa-style); the CPU may offer less
   bool force_ref = false;
+  // Session precision bf16 (SessionOptions::precision): Linear on the AVX512-BF16 GEMM where the CPU has it
+  // and the ISA in use is AVX-512; elsewhere everything stays fp32 and precision_report() says why.
+  bool bf16 = false;
   // Tuning knobs, for measurements and tests.
   bool verbose = false;     // VITRT_X86_VERBOSE (set at all): print each Linear/Conv2d/ConvMlp kernel choice
   bool use_onednn = false;  // VITRT_X86_ONEDNN=1: oneDNN's Linear and dense NCHW Conv2d, if built in
@@ -41,6 +44,8 @@ X86Isa x86_detect_isa();
 // min(CPU, options.max_isa, VITRT_MAX_ISA); kNone when force_ref or VITRT_FORCE_REF=1 (with read_env).
 X86Isa x86_effective_isa(const X86Options& options);
 const char* x86_isa_name(X86Isa isa);
+// AVX-512 (as x86_detect_isa) and AVX512-BF16, ignoring caps.
+bool x86_has_avx512_bf16();
 
 // nullptr when the effective ISA is kNone (no AVX2+FMA, force_ref, or capped below avx2): the caller then
 // uses the reference backend.

@@ -12,6 +12,7 @@
 //    It must not allocate, throw, or touch anything outside its operands and workspace.
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "common/status.h"
 #include "ir/graph.h"
@@ -88,6 +89,10 @@ inline const char* op_impl_name(OpImpl impl) {
   return "unknown";
 }
 
+// The arithmetic a session asks for (SessionOptions::precision). bf16: the backend may round the operands of
+// its GEMMs to bf16 and sum in fp32; what it does is its precision_report(). Every other op stays fp32.
+enum class Precision : int8_t { kFp32 = 0, kBf16 = 1 };
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -101,6 +106,9 @@ class Backend {
   virtual Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) = 0;
   // Alignment of every tensor this backend reads or writes (bytes).
   virtual size_t alignment() const { return 64; }
+  // What its kernels compute in: "fp32", or "bf16: " and which ops (a backend created for bf16 that cannot
+  // give it says "fp32: " and why). A backend that knows nothing of bf16 keeps "fp32".
+  virtual std::string precision_report() const { return "fp32"; }
 };
 
 // The portable reference CPU backend: obviously correct, single-threaded; the oracle for all others.

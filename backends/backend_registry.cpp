@@ -10,10 +10,12 @@
 
 namespace vitrt {
 
-Status create_backend(const std::string& name, std::unique_ptr<Backend>* out) {
+Status create_backend(const std::string& name, std::unique_ptr<Backend>* out, Precision precision) {
   if (name == "auto" || name == "cpu") {
     // nullptr: no AVX2/AVX-512 on this CPU, VITRT_FORCE_REF=1, or VITRT_MAX_ISA=none.
-    std::unique_ptr<Backend> b = create_x86_backend();
+    X86Options x86;
+    x86.bf16 = precision == Precision::kBf16;
+    std::unique_ptr<Backend> b = create_x86_backend(x86);
     *out = b ? std::move(b) : create_reference_backend();
     return Status::Ok();
   }

@@ -8,7 +8,9 @@
 
 namespace vitrt {
 
-// name: "auto" | "cpu" | "ref" | "cuda". "auto" picks the best backend this machine has.
-Status create_backend(const std::string& name, std::unique_ptr<Backend>* out);
+// name: "auto" | "cpu" | "ref" | "cuda". "auto" picks the best backend this machine has. precision: what the
+// session asks for; only the x86 backend has bf16 kernels (the others run fp32).
+Status create_backend(const std::string& name, std::unique_ptr<Backend>* out,
+                      Precision precision = Precision::kFp32);
 
 }  // namespace vitrt

@@ -44,8 +44,9 @@ extern "C" {
 #endif
 
 /* Version of this header's API; bumped on any change to it (see the README's changelog). Version 3 appended
- * model info, the plan report, .npy arrays, input limits, exit codes and four session options. */
-#define VITRT_API_VERSION 3
+ * model info, the plan report, .npy arrays, input limits, exit codes and four session options; version 4 the
+ * session precision (fp32 | bf16) and the plan report's precision. */
+#define VITRT_API_VERSION 4
 
 /* The most dimensions a model tensor has (the dims arrays of the info structs below). */
 #define VITRT_MAX_RANK 8
@@ -68,6 +69,11 @@ typedef enum vitrt_backend {
   VITRT_BACKEND_CUDA = 3
 } vitrt_backend_t;
 
+/* API version 4. The arithmetic a session asks for. BF16: the CPU backend rounds Linear's operands to bf16
+ * and sums in fp32 where the CPU has AVX512-BF16; every other op, and every backend or CPU without bf16
+ * kernels, stays fp32 (vitrt_plan_info_t.precision says what runs; docs/architecture.md lists the ops). */
+typedef enum vitrt_precision { VITRT_PRECISION_FP32 = 0, VITRT_PRECISION_BF16 = 1 } vitrt_precision_t;
+
 typedef struct vitrt_model vitrt_model_t;     /* immutable, shareable between threads */
 typedef struct vitrt_session vitrt_session_t; /* one thread at a time */
 
@@ -87,6 +93,8 @@ typedef struct vitrt_session_options {
                                 * Copied at creation. */
   int32_t preserve_intermediates; /* nonzero: no arena reuse, so every tensor is readable after a run
                                    * (vitrt_tensor_info_t.data); needs more memory. Default 0 */
+  /* API version 4: */
+  vitrt_precision_t precision; /* default VITRT_PRECISION_FP32; another value is VITRT_ERR_INVALID_ARGUMENT */
 } vitrt_session_options_t;
 
 /* The engine version, e.g. "0.1.0". Static storage; never free it. */
@@ -178,6 +186,9 @@ VITRT_API vitrt_status_t vitrt_get_input_limits(vitrt_input_limits_t* limits);
 
 /* The backend named "auto", "cpu", "ref" or "cuda"; another name is VITRT_ERR_INVALID_ARGUMENT naming it. */
 VITRT_API vitrt_status_t vitrt_backend_from_name(const char* name, vitrt_backend_t* out);
+/* API version 4. The precision named "fp32" or "bf16"; another name is VITRT_ERR_INVALID_ARGUMENT naming it.
+ */
+VITRT_API vitrt_status_t vitrt_precision_from_name(const char* name, vitrt_precision_t* out);
 
 /* What `vitrt inspect` prints about a model file. Shapes include the batch dimension, stored as -1. */
 typedef struct vitrt_model_info {
@@ -235,6 +246,9 @@ typedef struct vitrt_plan_info {
   uint64_t workspace_bytes;
   uint64_t persistent_bytes; /* constants folded at plan time */
   int64_t profiled_runs;     /* runs timed since creation or vitrt_session_reset_profile (profile on) */
+  /* API version 4: what the session computes in: "fp32", or "bf16: " and which ops; "fp32: " and why when
+   * bf16 was asked for but cannot run here. */
+  const char* precision;
 } vitrt_plan_info_t;
 VITRT_API vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan_info_t* info);
 

@@ -96,6 +96,13 @@ inline vitrt_backend_t backend_from_name(const std::string& name) {
   return b;
 }
 
+// The precision named "fp32" or "bf16" (Error for another name).
+inline vitrt_precision_t precision_from_name(const std::string& name) {
+  vitrt_precision_t p = VITRT_PRECISION_FP32;
+  detail::check(vitrt_precision_from_name(name.c_str(), &p));
+  return p;
+}
+
 // Limits on untrusted input files (vitrt_input_limits_t).
 inline vitrt_input_limits_t input_limits() {
   auto l = detail::info_struct<vitrt_input_limits_t>();
@@ -248,6 +255,8 @@ struct SessionOptions {
   std::string disabled_passes;          // comma-separated planner passes to skip, or "all"
   bool profile = false;                 // accumulate each step's time (Session::steps()[i].seconds)
   bool preserve_intermediates = false;  // every tensor readable after a run (TensorInfo::data)
+  // bf16: Linear in bf16 with fp32 sums where the CPU has AVX512-BF16, else fp32 (PlanInfo::precision).
+  vitrt_precision_t precision = VITRT_PRECISION_FP32;
 };
 
 struct MemoryReport {
@@ -261,6 +270,7 @@ struct PlanInfo {
   uint64_t weight_bytes = 0, activation_bytes = 0, activation_lower_bound = 0, workspace_bytes = 0,
            persistent_bytes = 0;
   int64_t profiled_runs = 0;
+  std::string precision;  // what runs: "fp32", "bf16: <which ops>", or "fp32: <why not bf16>"
 };
 struct PassInfo {
   std::string name;
@@ -297,6 +307,7 @@ class Session {
     o.profile = options.profile;
     o.disabled_passes = options.disabled_passes.empty() ? nullptr : options.disabled_passes.c_str();
     o.preserve_intermediates = options.preserve_intermediates;
+    o.precision = options.precision;
     detail::check(vitrt_session_create(model.get(), &o, &session_));
     num_classes_ = vitrt_model_num_classes(model.get());
   }
@@ -346,10 +357,13 @@ class Session {
     p.workspace_bytes = c.workspace_bytes;
     p.persistent_bytes = c.persistent_bytes;
     p.profiled_runs = c.profiled_runs;
+    p.precision = detail::str(c.precision);
     return p;
   }
   // The name of the backend that runs the session ("cpu", "ref", "cuda").
   std::string backend_name() const { return plan().backend; }
+  // What the session computes in (PlanInfo::precision).
+  std::string precision() const { return plan().precision; }
   std::vector<PassInfo> passes() const {
     auto c = detail::info_struct<vitrt_plan_info_t>();
     detail::check(vitrt_session_get_plan(session_, &c));

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Copyright the vitrt authors.
  *
- * The calls of API version 3 from C, as the vitrt CLI uses them: model info, preprocessing, the plan report,
- * profiling, image preprocessing into a caller buffer, .npy arrays, input limits, exit codes; and each one's
- * bad input (null pointers, wrong struct sizes, out-of-range indices, small buffers, unreadable files), which
- * must come back as a status and a message naming what is wrong.
+ * The calls of API versions 3 and 4 from C, as the vitrt CLI uses them: model info, preprocessing, the plan
+ * report, profiling, image preprocessing into a caller buffer, .npy arrays, input limits, exit codes; and
+ * each one's bad input (null pointers, wrong struct sizes, out-of-range indices, small buffers, unreadable
+ * files), which must come back as a status and a message naming what is wrong.
+ *
  * Usage: capi_info MODEL.vitrt INPUT.npy IMAGE.png WORK_DIR
  */
 #include <math.h>
@@ -245,6 +246,34 @@ static void test_plan_report(const vitrt_model_t* model, const float* input) {
   EXPECT(vitrt_session_create(model, &o, &s) == VITRT_OK && s != NULL, "version 2 options: %s",
          vitrt_last_error_message());
   vitrt_session_free(s);
+
+  /* API version 4: the session precision. bf16 never fails: the plan report says what runs (bf16 on a CPU
+   * with AVX512-BF16, else fp32 and why); fp32 reports plain "fp32"; another value is refused, naming it. */
+  vitrt_precision_t prec = VITRT_PRECISION_FP32;
+  EXPECT(vitrt_precision_from_name("bf16", &prec) == VITRT_OK && prec == VITRT_PRECISION_BF16,
+         "bf16 by name");
+  EXPECT_ERROR(vitrt_precision_from_name("fp16", &prec), VITRT_ERR_INVALID_ARGUMENT, "fp16");
+  o = vitrt_session_default_options();
+  EXPECT(o.precision == VITRT_PRECISION_FP32, "fp32 by default");
+  EXPECT(vitrt_session_create(model, &o, &s) == VITRT_OK, "fp32 session: %s", vitrt_last_error_message());
+  memset(&plan, 0, sizeof plan);
+  plan.struct_size = sizeof plan;
+  EXPECT(
+      vitrt_session_get_plan(s, &plan) == VITRT_OK && plan.precision && strcmp(plan.precision, "fp32") == 0,
+      "fp32 report: %s", plan.precision ? plan.precision : "(null)");
+  vitrt_session_free(s);
+  o.precision = VITRT_PRECISION_BF16;
+  EXPECT(vitrt_session_create(model, &o, &s) == VITRT_OK, "bf16 session: %s", vitrt_last_error_message());
+  EXPECT(vitrt_session_get_plan(s, &plan) == VITRT_OK && plan.precision &&
+             (strncmp(plan.precision, "bf16: ", 6) == 0 || strncmp(plan.precision, "fp32: ", 6) == 0),
+         "bf16 report: %s", plan.precision ? plan.precision : "(null)");
+  EXPECT(vitrt_session_run(s, input, 1, logits, classes) == VITRT_OK, "bf16 run: %s",
+         vitrt_last_error_message());
+  vitrt_session_free(s);
+  o.precision = (vitrt_precision_t)7;
+  s = NULL;
+  EXPECT_ERROR(vitrt_session_create(model, &o, &s), VITRT_ERR_INVALID_ARGUMENT, "precision");
+  EXPECT(s == NULL, "a refused session is NULL");
   free(logits);
 }
 
@@ -333,7 +362,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s MODEL INPUT.npy IMAGE WORK_DIR\n", argv[0]);
     return 2;
   }
-  EXPECT(VITRT_API_VERSION == 3, "API version");
+  EXPECT(VITRT_API_VERSION == 4, "API version");
   test_exit_codes_and_limits();
   vitrt_model_t* model = NULL;
   if (vitrt_model_load(argv[1], &model) != VITRT_OK) {
@@ -352,6 +381,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
   }
-  printf("C API version 3 calls: all checks passed\n");
+  printf("C API version 3 and 4 calls: all checks passed\n");
   return 0;
 }

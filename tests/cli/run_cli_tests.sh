@@ -178,6 +178,16 @@ if "$bin/vitrt" bench -m "$work/deit_safetensors.vitrt" --batch 1,2 --repeat 2 -
 else
   bad "bench: $(cat "$work/out" "$work/err" | head -c 600)"
 fi
+# --precision: bf16 runs (bf16 where the CPU has AVX512-BF16, else fp32 saying why); another value is a usage error.
+if "$bin/vitrt" bench -m "$work/deit_safetensors.vitrt" --batch 1 --repeat 2 --warmup 1 --json --precision bf16 >"$work/out" 2>"$work/err" &&
+   "$py" -c "import json; d=json.load(open('$work/out')); p=d['rows'][0]['precision']; assert p.startswith('bf16: ') or p.startswith('fp32: bf16 was asked for'), p" &&
+   grep -q "vitrt: precision " "$work/err"; then
+  ok "bench --precision bf16 ($(head -c 120 "$work/err"))"
+else
+  bad "bench --precision bf16: $(cat "$work/out" "$work/err" | head -c 600)"
+fi
+expect_exit 1 "unknown precision 'fp16' \\(expected fp32 or bf16\\)" "run --precision fp16 is a usage error" -- \
+  "$bin/vitrt" run -m "$work/deit_safetensors.vitrt" -i "$cases/deit_safetensors/input.npy" -o "$work/p.npy" --precision fp16
 expect_exit 1 "" "no subcommand is a usage error" -- "$bin/vitrt"
 
 # 7. The shipped models (trained on Fashion-MNIST) convert with no options but their labels (image size and

@@ -26,12 +26,22 @@ void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
   app->add_option("--opt-level", o->opt_level, "0: run the graph as written; 1: planner passes (fusion)")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
+  add_precision_option(app, &o->precision);
   app->add_option("--disable-pass", o->disabled_passes, "comma-separated planner passes to skip (or 'all')")
       ->envname("VITRT_DISABLE_PASSES");
   if (batch_option)
     app->add_option("--batch", o->batch, "images per run (the session is planned for this batch)")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
+}
+
+void add_precision_option(CLI::App* app, std::string* precision) {
+  app->add_option(
+         "--precision", *precision,
+         "fp32 | bf16: bf16 runs Linear with bf16 operands and fp32 sums where the CPU has AVX512-BF16 "
+         "(else fp32, with a note); every other op stays fp32")
+      ->capture_default_str()
+      ->envname("VITRT_ARG_PRECISION");
 }
 
 int report_error(const std::string& context, const api::Error& e, bool loading_model) {
@@ -59,7 +69,10 @@ int create_session_or_report(const api::Model& model, const RunOptions& o, int64
     so.disabled_passes = o.disabled_passes;
     so.profile = o.profile;
     so.preserve_intermediates = o.preserve_intermediates;
+    so.precision = api::precision_from_name(o.precision);
     *out = std::make_unique<api::Session>(model, so);
+    if (so.precision != VITRT_PRECISION_FP32)
+      std::fprintf(stderr, "vitrt: precision %s\n", (*out)->precision().c_str());
   } catch (const api::Error& e) {
     return report_error("cannot create a session", e, false);
   }

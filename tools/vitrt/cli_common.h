@@ -25,6 +25,7 @@ struct RunOptions {
   int threads = 1;
   int batch = 8;
   int opt_level = 1;
+  std::string precision = "fp32";  // fp32 | bf16 (vitrt_precision_from_name checks it)
   std::string disabled_passes;
   bool profile = false;                 // per-step timing (vitrt bench --profile)
   bool preserve_intermediates = false;  // every tensor kept for a dump (vitrt run --dump-dir)
@@ -38,8 +39,12 @@ int report_error(const std::string& context, const api::Error& e, bool loading_m
 
 // Loads the model (exit code 2 on failure).
 int load_model_or_report(const std::string& path, std::unique_ptr<api::Model>* out);
+// Creates the session (exit code 1 for a bad option, 4 otherwise); with --precision other than fp32, notes on
+// stderr what the session computes in (bf16 falls back to fp32 where it cannot run).
 int create_session_or_report(const api::Model& model, const RunOptions& o, int64_t max_batch,
                              std::unique_ptr<api::Session>* out);
+// The --precision option of run, classify, eval and bench.
+void add_precision_option(CLI::App* app, std::string* precision);
 
 // The model's output shape for a batch of one (its batch dimension, -1 in the file, set to 1).
 std::vector<int64_t> output_shape_of_one(const api::Model& model);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// vitrt bench -m MODEL [--batch 1,8] [--threads 1,2] [--backend ...] [--repeat N] [--warmup N] [--json]:
+// vitrt bench -m MODEL [--batch 1,8] [--threads 1,2] [--backend ...] [--precision fp32|bf16] [--repeat N]
+// [--warmup N] [--json]:
 // latency of Session::run over every combination (session creation and warm-up are not timed).
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@ struct Options {
   std::vector<int> batches = {1};
   std::vector<int> threads = {1};
   std::vector<std::string> backends = {"auto"};
+  std::string precision = "fp32";
   int repeat = 20;
   int warmup = 3;
   bool json = false;
@@ -60,7 +62,7 @@ void print_profile(const api::Session& s, int batch, int threads, int top) {
 }
 
 struct Row {
-  std::string backend;
+  std::string backend, precision;  // precision: what the session reports it runs in
   int threads, batch;
   double min_ms, median_ms, mean_ms, p90_ms, max_ms, images_per_s;
   uint64_t activation_bytes;
@@ -79,6 +81,7 @@ int run_bench(const Options& o) {
         ro.backend = backend;
         ro.threads = th;
         ro.profile = o.profile;
+        ro.precision = o.precision;
         std::unique_ptr<api::Session> session;
         if (int rc = create_session_or_report(*model, ro, b, &session)) return rc;
         std::vector<float> x(per_image * b);
@@ -106,7 +109,7 @@ int run_bench(const Options& o) {
         for (double v : ms) sum += v;
         const size_t n = ms.size();
         const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-        rows.push_back({session->backend_name(), th, b, ms.front(), median, sum / n,
+        rows.push_back({session->backend_name(), session->precision(), th, b, ms.front(), median, sum / n,
                         ms[std::min(n - 1, static_cast<size_t>(0.9 * n))], ms.back(), 1000.0 * b / median,
                         session->memory().activation_bytes});
       }
@@ -119,9 +122,10 @@ int run_bench(const Options& o) {
           "%s\n  {\"backend\": \"%s\", \"threads\": %d, \"batch\": %d, \"min_ms\": %.4f, \"median_ms\": "
           "%.4f, "
           "\"mean_ms\": %.4f, \"p90_ms\": %.4f, \"max_ms\": %.4f, \"images_per_s\": %.3f, "
-          "\"activation_bytes\": %llu}",
+          "\"activation_bytes\": %llu, \"precision\": \"%s\"}",
           i ? "," : "", r.backend.c_str(), r.threads, r.batch, r.min_ms, r.median_ms, r.mean_ms, r.p90_ms,
-          r.max_ms, r.images_per_s, static_cast<unsigned long long>(r.activation_bytes));
+          r.max_ms, r.images_per_s, static_cast<unsigned long long>(r.activation_bytes),
+          json_escape(r.precision).c_str());
     }
     std::printf("\n]}\n");
     return VITRT_EXIT_OK;
@@ -135,6 +139,9 @@ int run_bench(const Options& o) {
     std::printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f | %s |\n", r.backend.c_str(), r.threads,
                 r.batch, r.median_ms, r.min_ms, r.p90_ms, r.max_ms, r.images_per_s,
                 format_bytes(r.activation_bytes).c_str());
+  for (size_t i = 0; i < rows.size(); ++i)  // once per distinct report
+    if (i == 0 || rows[i].precision != rows[i - 1].precision)
+      std::printf("precision (%s): %s\n", rows[i].backend.c_str(), rows[i].precision.c_str());
   return VITRT_EXIT_OK;
 }
 
@@ -156,6 +163,7 @@ Runner add_bench(CLI::App& app) {
   sub->add_option("-b,--backend", o->backends, "backends, comma separated")
       ->delimiter(',')
       ->capture_default_str();
+  add_precision_option(sub, &o->precision);
   sub->add_option("-r,--repeat", o->repeat, "timed runs per combination")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

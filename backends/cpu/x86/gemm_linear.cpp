@@ -4,7 +4,9 @@
 // residual the planner may have fused in, all in registers before the block is stored. The weight is
 // packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
 // nothing (oneDNN's execute allocates on every call, so it is kept only behind X86Options::use_onednn, i.e.
-// VITRT_X86_ONEDNN=1, for comparisons, and only in builds with backends/cpu/onednn).
+// VITRT_X86_ONEDNN=1, for comparisons, and only in builds with backends/cpu/onednn). With session precision
+// bf16 on a CPU with AVX512-BF16 (ctx->bf16) the weight is packed in bf16 pairs and each run first rounds x
+// into pairs in the workspace (packed_gemm_bf16.h); the tiling, threading and epilogue are the same.
 #include <algorithm>
 #include <cstdio>
 
@@ -12,6 +14,7 @@
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
@@ -32,13 +35,30 @@ class GemmLinearKernel final : public ref::RefKernel {
     const Shape& ws = plan.src_shapes[1];
     n_ = ws[0];
     k_ = ws[1];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, plan.src_shapes[0].numel() / k_, n_, k_,
-                             ctx_->options.gemm_tile);
-    packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, k_, gemm_->nr)));
+    planned_rows_ = plan.src_shapes[0].numel() / k_;
+    bf16_ = ctx_->bf16;
+    const float* w = plan.src_tensors[1]->f32();
+    if (bf16_) {
+      kp_ = gemm_bf16_pairs(k_);
+      gemm_ = gemm_kernels_bf16_for(planned_rows_, n_, kp_, ctx_->options.gemm_tile);
+    } else {
+      kp_ = k_;
+      gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, planned_rows_, n_, k_, ctx_->options.gemm_tile);
+    }
+    packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, kp_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
-    gemm_pack_transposed(plan.src_tensors[1]->f32(), n_, k_, gemm_->nr, packed_.data());
+    if (!packed_) return;
+    if (bf16_)
+      gemm_bf16_pack_transposed(w, n_, k_, gemm_->nr, packed_.data());
+    else
+      gemm_pack_transposed(w, n_, k_, gemm_->nr, packed_.data());
   }
   bool ok() const { return packed_ && bias_; }
+  const char* gemm_name() const { return gemm_->name; }
+  // bf16: x rounded into pairs at the planned rows (about half of x's own bytes).
+  size_t workspace_bytes() const {
+    return bf16_ ? static_cast<size_t>(round16(planned_rows_ * kp_)) * sizeof(float) : 0;
+  }
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -49,15 +69,25 @@ class GemmLinearKernel final : public ref::RefKernel {
     float* y = args.dst[0]->f32();
     const int64_t m = k_ > 0 ? args.src[0]->numel() / k_ : 0;
     if (m == 0 || n_ == 0) return Status::Ok();
+    const int threads = run_threads(args, planned_threads_);
+    const int64_t k = k_, kp = kp_;
+    const float* a = x;  // A as the GEMM reads it: x itself, or x in bf16 pairs (kp per row)
+    if (bf16_) {
+      VITRT_RETURN_IF_ERROR(check_workspace(args, m * kp));
+      float* pairs = static_cast<float*>(args.workspace);
+      ThreadPool::parallel_for(m, threads, [&](int64_t lo, int64_t hi, int) {
+        gemm_bf16_pack_rows(x + lo * k, k, hi - lo, k, pairs + lo * kp, kp);
+      });
+      a = pairs;
+    }
     if (bias) std::copy(bias, bias + n_, bias_.data());  // zero-padded to whole panels
     const int nr = gemm_->nr, mr = gemm_->mr;
-    const int threads = run_threads(args, planned_threads_);
     const int64_t panels = gemm_panels(n_, nr);
     // Tasks are (row chunk, panel). Each thread reads all of one operand and its share of the other, so when
     // A is the larger (more rows than columns) the threads split the rows, taking whole row chunks (balanced
     // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels.
     const int64_t row_tiles = (m + mr - 1) / mr;
-    const int64_t chunk_tiles = std::clamp<int64_t>(kGemmRowBlockBytes / (mr * k_ * 4), 1, row_tiles);
+    const int64_t chunk_tiles = std::clamp<int64_t>(kGemmRowBlockBytes / (mr * kp * 4), 1, row_tiles);
     int64_t chunks = (row_tiles + chunk_tiles - 1) / chunk_tiles;
     const bool rows_first = m > n_ && row_tiles >= 2 * threads;
     if (rows_first)
@@ -66,7 +96,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     const Activation act = act_;
     const float* packed = packed_.data();
     const float* bias_pad = bias ? bias_.data() : nullptr;
-    const int64_t n = n_, k = k_;
+    const int64_t n = n_;
     const bool stream = m * n * 4 > kStreamBytes;
     ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int) {
       for (int64_t t = lo; t < hi; ++t) {
@@ -75,11 +105,11 @@ class GemmLinearKernel final : public ref::RefKernel {
                       r1 = std::min(m, (c + 1) * row_tiles / chunks * mr);
         if (r0 >= r1) continue;
         GemmPanel gp;
-        gp.a = x + r0 * k;
-        gp.lda = k;
+        gp.a = a + r0 * kp;
+        gp.lda = kp;
         gp.m = r1 - r0;
-        gp.k = k;
-        gp.b = packed + p * k * nr;
+        gp.k = kp;
+        gp.b = packed + p * kp * nr;
         gp.cols = std::min<int64_t>(nr, n - p * nr);
         gp.c = y + r0 * n + p * nr;
         gp.ldc = n;
@@ -102,13 +132,16 @@ class GemmLinearKernel final : public ref::RefKernel {
   int planned_threads_;
   const GemmKernels* gemm_ = nullptr;
   int64_t n_ = 0, k_ = 0;
+  int64_t kp_ = 0;  // the packed K: k_, or its bf16 pairs
+  int64_t planned_rows_ = 0;
+  bool bf16_ = false;
   AlignedFloats packed_, bias_;
 };
 
 }  // namespace
 
 Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
-                          std::unique_ptr<Kernel>* kernel, KernelInfo*) {
+                          std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const LinearAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it
@@ -120,9 +153,10 @@ Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
   auto k = std::make_unique<GemmLinearKernel>(plan, ctx, a->activation);
   if (!k->ok()) return out_of_memory("Linear '" + plan.node->name + "': cannot allocate the packed weight");
   if (ctx->options.verbose)
-    std::fprintf(stderr, "vitrt x86: Linear '%s' %s x [%lld,%lld]: packed gemm\n", plan.node->name.c_str(),
+    std::fprintf(stderr, "vitrt x86: Linear '%s' %s x [%lld,%lld]: packed gemm %s\n", plan.node->name.c_str(),
                  plan.src_shapes[0].str().c_str(), static_cast<long long>(ws[0]),
-                 static_cast<long long>(ws[1]));
+                 static_cast<long long>(ws[1]), k->gemm_name());
+  info->workspace_bytes = k->workspace_bytes();
   *kernel = std::move(k);
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "backends/cpu/x86/x86_internal.h"
 #include "backends/op_table.h"
@@ -93,6 +94,14 @@ class X86Backend final : public Backend {
     return op_impl(node.type) != OpImpl::kNotImplemented && ref_->supports(node);
   }
 
+  std::string precision_report() const override {
+    if (ctx_->bf16) return "bf16: Linear on AVX512-BF16 (bf16 operands, fp32 sums); every other op fp32";
+    if (!ctx_->options.bf16) return "fp32";
+    return ctx_->isa == X86Isa::kAvx512 ? "fp32: bf16 was asked for, but this CPU has no AVX512-BF16"
+                                        : std::string("fp32: bf16 was asked for, but the ISA in use is ") +
+                                              x86_isa_name(ctx_->isa) + " (AVX512-BF16 needs AVX-512)";
+  }
+
   Status create_kernel(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info) override {
     if (!plan.node || !kernel || !info)
       return invalid_argument("cpu backend: create_kernel needs a node and outputs");
@@ -145,6 +154,7 @@ std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
   ctx->isa = isa;
   ctx->simd = isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
   ctx->options = caps;
+  ctx->bf16 = caps.bf16 && isa == X86Isa::kAvx512 && x86_has_avx512_bf16();
   if (resolved.use_onednn) {
     const x86::AltKernelsProvider provide = x86::alt_kernels_provider();
     if (provide) ctx->alt = provide(caps, isa);

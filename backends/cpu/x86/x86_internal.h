@@ -26,6 +26,7 @@ struct Context {
   X86Isa isa = X86Isa::kNone;
   const SimdTable* simd = nullptr;
   X86Options options;               // resolved (environment applied): the kernels' knobs
+  bool bf16 = false;                // options.bf16, the ISA in use is AVX-512 and the CPU has AVX512-BF16
   std::unique_ptr<AltKernels> alt;  // oneDNN's Linear/Conv2d when options.use_onednn and built in
 };
 

@@ -56,6 +56,7 @@ vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan
     r.workspace_bytes = m.workspace_bytes;
     r.persistent_bytes = m.persistent_bytes;
     r.profiled_runs = s.profiled_runs();
+    r.precision = s.precision_report().c_str();
     return copy_info(r, info);
   });
 }

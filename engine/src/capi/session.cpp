@@ -36,6 +36,7 @@ vitrt_session_options_t vitrt_session_default_options(void) {
   o.profile = 0;
   o.disabled_passes = nullptr;
   o.preserve_intermediates = 0;
+  o.precision = VITRT_PRECISION_FP32;
   return o;
 }
 
@@ -49,6 +50,18 @@ vitrt_status_t vitrt_backend_from_name(const char* name, vitrt_backend_t* out) {
   return guarded([&] {
     return fail(VITRT_ERR_INVALID_ARGUMENT,
                 std::string("unknown backend '") + name + "' (expected auto, cpu, ref or cuda)");
+  });
+}
+
+vitrt_status_t vitrt_precision_from_name(const char* name, vitrt_precision_t* out) {
+  if (!name || !out) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_precision_from_name: null argument");
+  if (std::strcmp(name, "fp32") == 0 || std::strcmp(name, "bf16") == 0) {
+    *out = name[0] == 'f' ? VITRT_PRECISION_FP32 : VITRT_PRECISION_BF16;
+    return report(vitrt::Status::Ok());
+  }
+  return guarded([&] {
+    return fail(VITRT_ERR_INVALID_ARGUMENT,
+                std::string("unknown precision '") + name + "' (expected fp32 or bf16)");
   });
 }
 
@@ -68,6 +81,11 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
     o.struct_size = sizeof o;
   }
   return guarded([&] {
+    if (o.precision != VITRT_PRECISION_FP32 && o.precision != VITRT_PRECISION_BF16)
+      return fail(VITRT_ERR_INVALID_ARGUMENT,
+                  "vitrt_session_create: options.precision must be VITRT_PRECISION_FP32 (0) or "
+                  "VITRT_PRECISION_BF16 (1), got " +
+                      std::to_string(static_cast<int>(o.precision)));
     vitrt::SessionOptions so;
     so.backend = backend_name(o.backend);
     so.num_threads = o.num_threads;
@@ -77,6 +95,7 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
     so.profile = o.profile != 0;
     so.disabled_passes = o.disabled_passes ? o.disabled_passes : "";
     so.preserve_intermediates = o.preserve_intermediates != 0;
+    so.precision = o.precision == VITRT_PRECISION_BF16 ? vitrt::Precision::kBf16 : vitrt::Precision::kFp32;
     std::unique_ptr<vitrt::Session> s;
     vitrt::Status st = vitrt::Session::create(model->model, so, &s);
     if (!st.ok()) return report(st);

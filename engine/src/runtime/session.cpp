@@ -88,9 +88,20 @@ Status Session::plan(const SessionOptions& options) {
 }
 
 Status Session::make_backend(const SessionOptions& options) {
-  if (!options.backend_factory) return create_backend(options.backend, &backend_);
-  backend_ = options.backend_factory();
-  if (!backend_) return invalid_argument("the session's backend_factory returned no backend");
+  if (options.precision != Precision::kFp32 && options.precision != Precision::kBf16)
+    return invalid_argument("precision must be fp32 or bf16, got " +
+                            std::to_string(static_cast<int>(options.precision)));
+  if (options.backend_factory) {
+    backend_ = options.backend_factory();
+    if (!backend_) return invalid_argument("the session's backend_factory returned no backend");
+  } else {
+    VITRT_RETURN_IF_ERROR(create_backend(options.backend, &backend_, options.precision));
+  }
+  // bf16 where it cannot run is fp32, never a failure; the report says so.
+  precision_report_ = backend_->precision_report();
+  if (options.precision == Precision::kBf16 && precision_report_ == "fp32")
+    precision_report_ =
+        std::string("fp32: bf16 was asked for, but backend '") + backend_->name() + "' has no bf16 kernels";
   return Status::Ok();
 }
 

@@ -27,8 +27,11 @@ struct SessionOptions {
   bool preserve_intermediates = false;  // no arena reuse: every tensor survives the run (for dumps)
   bool poison_activations = false;      // fill the activation arena with NaN before each run (tests)
   int opt_level = 1;                    // 0: run the model's graph as written; 1: run the planner passes
-  std::string disabled_passes;          // comma-separated pass names to skip (see planner/pass_manager.h)
-  bool allow_inplace = true;            // let elementwise kernels write over their single-use input
+  // fp32, or bf16: GEMM operands rounded to bf16 with fp32 sums where the backend has such kernels (else
+  // fp32); precision_report() says what runs. docs/architecture.md lists the ops per precision.
+  Precision precision = Precision::kFp32;
+  std::string disabled_passes;  // comma-separated pass names to skip (see planner/pass_manager.h)
+  bool allow_inplace = true;    // let elementwise kernels write over their single-use input
   // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
   // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.
   bool guard_arena = false;
@@ -68,6 +71,9 @@ class Session {
   int32_t inplace_of(int32_t tensor) const { return alias_of_[tensor]; }
   const SessionOptions& options() const { return options_; }
   const char* backend_name() const { return backend_->name(); }
+  // What the session computes in: the backend's report ("fp32", "bf16: ..."), with why bf16 is not used
+  // when it was asked for and the backend has no bf16 kernels.
+  const std::string& precision_report() const { return precision_report_; }
   Shape input_shape(int64_t batch) const;   // [batch,C,H,W]
   Shape output_shape(int64_t batch) const;  // e.g. [batch, classes]
   const std::vector<TensorPlacement>& placements() const { return placements_; }
@@ -110,6 +116,7 @@ class Session {
   std::vector<int32_t> alias_of_;
   SessionOptions options_;
   std::unique_ptr<Backend> backend_;
+  std::string precision_report_;
   std::vector<Step> steps_;
   std::vector<TensorPlacement> placements_;
   std::vector<Shape> max_shapes_;

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Session precision bf16 end to end on the DeiT-Tiny-shaped fixtures (tools/reference/make_model_cases.py:
+// deit_tiny, 12 layers, and deit_2layer, random init): where the CPU has AVX512-BF16 the cpu backend's report
+// says bf16 and the logits stay within 2e-2 of fp32 relative to the largest logit, with the same argmax,
+// while differing from fp32 (the bf16 kernels did run). Where bf16 cannot run (the AVX2 path, the reference
+// backend, a CPU without AVX512-BF16) the session falls back to fp32, says why, and gives fp32's logits
+// bit for bit.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "backends/cpu/x86/x86_backend.h"
+#include "checkpoint/checkpoint.h"
+#include "common/npy.h"
+#include "loader/model_loader.h"
+#include "model_writer.h"
+#include "runtime/session.h"
+
+using namespace vitrt;
+
+namespace {
+
+std::string case_dir() {
+  const char* d = std::getenv("VITRT_FIXTURE_DIR");
+  return std::string(d ? d : "fixtures") + "/model_cases";
+}
+
+std::shared_ptr<const Model> convert_case(const std::string& name, const char* container_file) {
+  convert::Checkpoint ck;
+  Status st = convert::load_checkpoint(case_dir() + "/" + name + "/" + container_file, &ck);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  Graph g;
+  std::string log;
+  st = convert::convert_checkpoint(ck, convert::ConvertOptions(), &g, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const std::string path = name + "_bf16_test.vitrt";
+  REQUIRE(write_model_file(g, path).ok());
+  std::shared_ptr<const Model> m;
+  st = load_model(path, &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return m;
+}
+
+struct Run {
+  std::vector<float> logits;
+  std::string precision;
+};
+
+Run run(const std::shared_ptr<const Model>& model, const std::vector<float>& x, int batch,
+        const SessionOptions& o) {
+  std::unique_ptr<Session> s;
+  Status st = Session::create(model, o, &s);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const size_t per_image = static_cast<size_t>(s->output_shape(1).numel());
+  Run r;
+  r.logits.assign(per_image * batch, NAN);
+  st = s->run(x.data(), batch, r.logits.data(), r.logits.size());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  r.precision = s->precision_report();
+  return r;
+}
+
+int argmax(const float* v, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return static_cast<int>(best);
+}
+
+void check_case(const std::string& name) {
+  CAPTURE(name);
+  const std::shared_ptr<const Model> model = convert_case(name, "model.pth");
+  std::vector<float> x;
+  std::vector<int64_t> xs;
+  REQUIRE(read_npy_f32(case_dir() + "/" + name + "/input.npy", &x, &xs).ok());
+  const int batch = static_cast<int>(xs[0]);
+
+  SessionOptions o;
+  o.backend = "cpu";
+  o.max_batch = batch;
+  o.num_threads = 2;
+  o.poison_activations = true;
+  const Run fp32 = run(model, x, batch, o);
+  CHECK(fp32.precision == "fp32");
+  o.precision = Precision::kBf16;
+  const Run bf16 = run(model, x, batch, o);
+  const size_t classes = fp32.logits.size() / batch;
+
+  // Falls back to fp32, saying why, wherever no bf16 kernel runs: the logits are fp32's exactly.
+  auto check_fallback = [&](const Run& r, const std::string& why) {
+    CAPTURE(r.precision);
+    CHECK(r.precision.rfind("fp32: bf16 was asked for, but ", 0) == 0);
+    CHECK(r.precision.find(why) != std::string::npos);
+    CHECK(r.logits == fp32.logits);
+  };
+  if (x86_has_avx512_bf16() && x86_effective_isa(X86Options{}) == X86Isa::kAvx512) {
+    CHECK(bf16.precision.rfind("bf16: Linear on AVX512-BF16", 0) == 0);
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < fp32.logits.size(); ++i) {
+      REQUIRE(std::isfinite(bf16.logits[i]));
+      scale = std::max(scale, static_cast<double>(std::fabs(fp32.logits[i])));
+      err = std::max(err, static_cast<double>(std::fabs(bf16.logits[i] - fp32.logits[i])));
+    }
+    MESSAGE(name, ": bf16 vs fp32 max |logit difference| ", err, ", relative to the largest logit ",
+            err / scale);
+    CHECK(err <= 2e-2 * scale);
+    CHECK(err > 0);  // bf16 did run
+    for (int b = 0; b < batch; ++b)
+      CHECK(argmax(bf16.logits.data() + b * classes, classes) ==
+            argmax(fp32.logits.data() + b * classes, classes));
+  } else {
+    MESSAGE("bf16 kernels skipped: this CPU has no AVX512-BF16 or the ISA is capped below AVX-512");
+    check_fallback(bf16, "");
+  }
+  // The AVX2 path has no bf16 GEMM.
+  o.backend_factory = [] {
+    X86Options xo;
+    xo.max_isa = X86Isa::kAvx2;
+    xo.bf16 = true;
+    return create_x86_backend(xo);
+  };
+  if (x86_detect_isa() >= X86Isa::kAvx2 && x86_effective_isa(X86Options{}) >= X86Isa::kAvx2) {
+    o.precision = Precision::kFp32;
+    const Run avx2_fp32 = run(model, x, batch, o);
+    o.precision = Precision::kBf16;
+    const Run avx2_bf16 = run(model, x, batch, o);
+    CHECK(avx2_bf16.precision ==
+          "fp32: bf16 was asked for, but the ISA in use is avx2 (AVX512-BF16 needs AVX-512)");
+    CHECK(avx2_bf16.logits == avx2_fp32.logits);
+  }
+  // The reference backend has no bf16 kernels at all.
+  o.backend_factory = nullptr;
+  o.backend = "ref";
+  o.num_threads = 1;
+  const Run ref_bf16 = run(model, x, batch, o);
+  CHECK(ref_bf16.precision == "fp32: bf16 was asked for, but backend 'ref' has no bf16 kernels");
+}
+
+}  // namespace
+
+TEST_CASE("session precision bf16 on DeiT-Tiny: within 2e-2 of fp32, same argmax; fp32 where it cannot run") {
+  check_case("deit_2layer");
+  check_case("deit_tiny");
+}
+
+TEST_CASE("session precision: a value that is neither fp32 nor bf16 is refused, naming it") {
+  const std::shared_ptr<const Model> model = convert_case("deit_2layer", "model.pth");
+  SessionOptions o;
+  o.precision = static_cast<Precision>(7);
+  std::unique_ptr<Session> s;
+  const Status st = Session::create(model, o, &s);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == StatusCode::kInvalidArgument);
+  CHECK(st.message().find("precision must be fp32 or bf16, got 7") != std::string::npos);
+}

@@ -41,7 +41,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kLinearAttention, create_linear_attention),
     Table::kernel(OpType::kReusedAttention, create_reused_attention),
     Table::kernel(OpType::kAttentionResidual, create_attention_residual),
-    Table::reference(OpType::kMatMul),
+    Table::kernel(OpType::kMatMul, create_matmul),
     Table::reference(OpType::kSub),
     Table::reference(OpType::kDiv),
     Table::reference(OpType::kExp),

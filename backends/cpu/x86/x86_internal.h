@@ -41,6 +41,9 @@ Status create_linear_any(const std::shared_ptr<Context>&, const KernelPlan&, std
                          KernelInfo*);
 Status create_conv2d_gemm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                           KernelInfo*);
+// MatMul on the packed GEMM: a constant b packed at plan time, a run-time b per panel (matmul.cpp).
+Status create_matmul(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
+                     KernelInfo*);
 // Depthwise NCHW Conv2d, direct (conv2d.cpp).
 Status create_conv2d_depthwise(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                KernelInfo*);

@@ -13,6 +13,8 @@ DIR/<case>.logits32.npy and DIR/manifest.json ({"cases": {name: {"blocks": atten
 
 Cases (32x32 images, patch 8, width 48, 3 heads of d = 16, m = int(16·ln 16) = 44 features, 5 classes):
   softmax: depth 2, FAVOR+ with current lucidrains' per-(batch, head) key max;
+  softmax_global: depth 1, the older versions' one key max over the whole batch ("couples_batch": an image's
+    logits depend on the other images, so they match PyTorch's only at the fixture's batch of 2);
   generalized: depth 1, the ReLU kernel.
 """
 import argparse
@@ -34,11 +36,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(20261126)
     gen = torch.Generator().manual_seed(7)
-    specs = {"softmax": (2, False), "generalized": (1, True)}
+    specs = {"softmax": (2, False, "per_head"), "softmax_global": (1, False, "global"),
+             "generalized": (1, True, "per_head")}
     cases = {}
-    for name, (depth, generalized) in specs.items():
-        def attn(dim, heads, generalized=generalized):
-            return PerformerAttention(dim, heads=heads, generalized_attention=generalized, generator=gen)
+    for name, (depth, generalized, key_max) in specs.items():
+        def attn(dim, heads, generalized=generalized, key_max=key_max):
+            return PerformerAttention(dim, heads=heads, generalized_attention=generalized, key_max=key_max,
+                                      generator=gen)
 
         model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=48, depth=depth, num_heads=3,
                                   attn_factory=attn).eval()
@@ -57,7 +61,7 @@ def main():
         np.save(os.path.join(args.out, f"{name}.input.npy"), x.numpy())
         np.save(os.path.join(args.out, f"{name}.logits32.npy"), y32.astype(np.float32))
         np.save(os.path.join(args.out, f"{name}.logits64.npy"), y64)
-        cases[name] = {"blocks": depth}
+        cases[name] = {"blocks": depth, "couples_batch": key_max == "global"}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1, sort_keys=True)
 

@@ -38,9 +38,11 @@ bool plain_linear(const Node& n) {
   return std::get<LinearAttrs>(n.attrs).activation == Activation::kNone;
 }
 
-// src [B,N,C] -> out [B,h,N,d]: reshape(B,N,h,d).permute(0,2,1,3)
-Ops split_heads(const std::string& src, const std::string& out) {
-  return {{out + ".heads", OpType::kReshape, {src}, reshape_is({0, 0, kAny, kAny})},
+// src [B,N,C] -> out [B,h,N,d]: reshape(B,N,h,d).permute(0,2,1,3). `any_target`: the Reshape may write its
+// target in any form (an export's reshape(B,-1,h,d) or (b,n,h,-1)), and the rewrite checks the shapes instead
+// (heads_of).
+Ops split_heads(const std::string& src, const std::string& out, bool any_target = false) {
+  return {{out + ".heads", OpType::kReshape, {src}, any_target ? nullptr : reshape_is({0, 0, kAny, kAny})},
           {out, OpType::kTranspose, {out + ".heads"}, perm_is({0, 2, 1, 3})}};
 }
 
@@ -57,42 +59,68 @@ Ops unbind_heads(const std::string& src, const std::vector<std::string>& outs) {
   return ops;
 }
 
-// softmax(scores) @ v, .transpose(1,2).reshape(B,N,C); the root is "out".
-Ops softmax_times_v(const std::string& scores) {
+// softmax(scores) @ v, .transpose(1,2).reshape(B,N,C); the root is "out" (its shape checked by heads_of).
+Ops softmax_times_v(const std::string& scores, const std::string& v = "v") {
   return {{"probs", OpType::kSoftmax, {scores}, softmax_last},
-          {"pv", OpType::kMatMul, {"probs", "v"}},
+          {"pv", OpType::kMatMul, {"probs", v}},
           {"merged", OpType::kTranspose, {"pv"}, perm_is({0, 2, 1, 3})},
-          {"out", OpType::kReshape, {"merged"}, reshape_is({0, 0, kAny})}};
+          {"out", OpType::kReshape, {"merged"}}};
 }
 
 // The score terms after q·kᵀ: none, a bias, or a bias and then Swin's window mask.
 enum class ScoreTerms { kNone, kBias, kBiasMask };
 
+// Where the scalar scale multiplies: the scores (q·kᵀ)·scale; the heads of q, (q·scale)·kᵀ (torchvision's
+// Swin); or q before its head split, (q_src·scale).reshape(...) (fairseq's Linformer export, separate q, k,
+// v).
+enum class ScaleAt { kScores, kQHeads, kQInput };
+
 struct AttentionPattern {
   Pattern pattern;
   AttentionInputs layout;
-  bool scale_on_q;  // (q·scale)·kᵀ (torchvision's Swin) rather than (q·kᵀ)·scale
+  ScaleAt scale_at;
   ScoreTerms terms;
   std::string scores;  // the pre-softmax scores' value
+  bool kv_shared;      // separate inputs whose values are the keys
 };
 
 std::vector<AttentionPattern> softmax_attention_patterns() {
   std::vector<AttentionPattern> out;
-  const std::pair<AttentionInputs, Ops> layouts[] = {
-      {AttentionInputs::kQkvPacked, unbind_heads("qkv", {"q", "k", "v"})},
-      {AttentionInputs::kQKvPacked, split_heads("q_in", "q") + unbind_heads("kv", {"k", "v"})},
+  // Separate q, k, v come from exports too (Linformer's compressed k and v, Nk != Nq): any Reshape targets.
+  // The importer merges k's head transpose and kᵀ into one Transpose (0,2,3,1) where nothing else reads k
+  // (fairseq's export): [B,Nk,h,d] -> [B,h,d,Nk] directly.
+  const Ops k_t = {{"k_t", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})}};
+  const Ops k_t_direct = {{"k.heads", OpType::kReshape, {"k_in"}},
+                          {"k_t", OpType::kTranspose, {"k.heads"}, perm_is({0, 2, 3, 1})}};
+  // Values that are the keys (lucidrains' share_kv, exported with one head split for both): v = k.
+  struct Layout {
+    AttentionInputs layout;
+    Ops heads;
+    bool kv_shared;
+  };
+  const Layout layouts[] = {
+      {AttentionInputs::kQkvPacked, unbind_heads("qkv", {"q", "k", "v"}) + k_t, false},
+      {AttentionInputs::kQKvPacked, split_heads("q_in", "q") + unbind_heads("kv", {"k", "v"}) + k_t, false},
       {AttentionInputs::kSeparate,
-       split_heads("q_in", "q") + split_heads("k_in", "k") + split_heads("v_in", "v")}};
-  for (const auto& [layout, heads] : layouts) {
-    for (bool scale_on_q : {false, true}) {
+       split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + split_heads("v_in", "v", true) + k_t,
+       false},
+      {AttentionInputs::kSeparate,
+       split_heads("q_in", "q", true) + k_t_direct + split_heads("v_in", "v", true), false},
+      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + k_t,
+       true}};
+  for (const auto& [layout, heads, kv_shared] : layouts) {
+    for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput}) {
+      if (scale_at == ScaleAt::kQInput && layout != AttentionInputs::kSeparate) continue;
       for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
-        Ops ops = heads + Ops{{"k_t", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})}};
-        if (scale_on_q)
+        Ops ops = heads;
+        if (scale_at == ScaleAt::kQHeads)
           ops = ops +
                 Ops{{"q_scaled", OpType::kMul, {"q", "scale"}}, {"qk", OpType::kMatMul, {"q_scaled", "k_t"}}};
+        else if (scale_at == ScaleAt::kQInput)
+          ops = ops + Ops{{"q_in", OpType::kMul, {"q_src", "scale"}}, {"qk", OpType::kMatMul, {"q", "k_t"}}};
         else
           ops = ops + Ops{{"qk", OpType::kMatMul, {"q", "k_t"}}, {"scaled", OpType::kMul, {"qk", "scale"}}};
-        std::string scores = scale_on_q ? "qk" : "scaled";
+        std::string scores = scale_at == ScaleAt::kScores ? "scaled" : "qk";
         if (terms != ScoreTerms::kNone) {
           ops.push_back({"biased", OpType::kAdd, {scores, "bias"}});
           scores = "biased";
@@ -105,11 +133,12 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
                         {"masked", OpType::kReshape, {"windows_masked"}, reshape_is({-1, kAny, kAny, kAny})}};
           scores = "masked";
         }
-        out.push_back({{"softmax_attention", ops + softmax_times_v(scores), {scores}},
+        out.push_back({{"softmax_attention", ops + softmax_times_v(scores, kv_shared ? "k" : "v"), {scores}},
                        layout,
-                       scale_on_q,
+                       scale_at,
                        terms,
-                       scores});
+                       scores,
+                       kv_shared});
       }
     }
   }
@@ -291,25 +320,40 @@ const std::vector<int64_t>& reshape_of(const Graph& g, const Match& m, const std
   return std::get<ReshapeAttrs>(m.node(g, value).attrs).shape;
 }
 
-// Heads and head size from every head-splitting reshape of the match; false when they disagree.
+// Heads and head size from the shapes every head-splitting Reshape of the match produces (not from their
+// targets, which may write 0 or -1 anywhere): a split `*.heads` keeps B and N and cuts the channels
+// head-major, [B,N,h·d] -> [B,N,h,d] (unbind: [B,N,p·h·d] -> [B,N,p,h,d]); an unbound part is [1,B,h,N,d] ->
+// [B,h,N,d]; the merge "out" is [B,N,h,d] -> [B,N,h·d]. False when any disagrees or is another reshape.
 bool heads_of(const Graph& g, const Match& m, int64_t* h, int64_t* d) {
   *h = *d = -1;
   auto agree = [](int64_t* slot, int64_t v) {
     if (*slot < 0) *slot = v;
     return *slot == v && v > 0;
   };
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
   for (const auto& kv : m.nodes) {
     const Node& n = g.nodes[kv.second];
     // The window mask's views split the batch, not the channels (window_mask_of checks them).
     if (n.type != OpType::kReshape || kv.first == "out" || kv.first == "windows" || kv.first == "masked")
       continue;
-    const auto& s = std::get<ReshapeAttrs>(n.attrs).shape;
-    const bool ok = s.size() == 5   ? agree(h, s[3]) && agree(d, s[4])  // unbind: (B,N,p,h,d)
-                    : s.size() == 4 ? agree(h, s[s[0] == -1 ? 1 : 2]) && agree(d, s[3])
-                                    : true;
+    const Shape& in = g.tensors[n.inputs[0]].shape;
+    const Shape& o = g.tensors[n.outputs[0]].shape;
+    bool ok = false;
+    if (ends_with(kv.first, ".heads") && in.rank == 3 && o.rank == 4)
+      ok = o[0] == in[0] && o[1] == in[1] && agree(h, o[2]) && agree(d, o[3]) && o[2] * o[3] == in[2];
+    else if (ends_with(kv.first, ".heads") && in.rank == 3 && o.rank == 5)
+      ok = o[0] == in[0] && o[1] == in[1] && o[2] > 0 && agree(h, o[3]) && agree(d, o[4]) &&
+           o[2] * o[3] * o[4] == in[2];
+    else if (in.rank == 5 && o.rank == 4)
+      ok = in[0] == 1 && o == Shape{in[1], in[2], in[3], in[4]} && agree(h, o[1]) && agree(d, o[3]);
     if (!ok) return false;
   }
-  return *h > 0 && reshape_of(g, m, "out")[2] == *h * *d;
+  const Shape& merged = g.tensors[m.tensor("merged")].shape;
+  const Shape& out = g.tensors[m.tensor("out")].shape;
+  return *h > 0 && merged.rank == 4 && out.rank == 3 && out[0] == merged[0] && out[1] == merged[1] &&
+         merged[2] == *h && merged[3] == *d && out[2] == *h * *d;
 }
 
 // The batch axis at 1 (static checks only), or at `batch`.
@@ -397,7 +441,7 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
   if (ap.terms == ScoreTerms::kBiasMask && !window_mask_of(g, m, windows)) return false;
   a.num_heads = static_cast<int32_t>(h);
   a.inputs = ap.layout;
-  a.scale_on_q = ap.scale_on_q;
+  a.scale_on_q = ap.scale_at != ScaleAt::kScores;
   fused->type = OpType::kSoftmaxAttention;
   fused->attrs = a;
   switch (ap.layout) {
@@ -408,7 +452,8 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
       fused->inputs = {m.tensor("q_in"), m.tensor("kv")};
       break;
     case AttentionInputs::kSeparate:
-      fused->inputs = {m.tensor("q_in"), m.tensor("k_in"), m.tensor("v_in")};
+      fused->inputs = {m.tensor(ap.scale_at == ScaleAt::kQInput ? "q_src" : "q_in"), m.tensor("k_in"),
+                       m.tensor(ap.kv_shared ? "k_in" : "v_in")};
       break;
   }
   if (ap.terms != ScoreTerms::kNone) fused->inputs.push_back(m.tensor("bias"));

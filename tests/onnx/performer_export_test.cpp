@@ -162,7 +162,7 @@ TEST_CASE("exported Performer near misses stay unfused") {
          REQUIRE(a.axes.size() == 1);
          a.axes = {2};
          Shape reduced = g.tensors[g.nodes[r].inputs[0]].shape;  // u [B,h,N,m]
-         reduced[2] = 1;  // [B,h,1,m], still broadcast against u
+         reduced[2] = 1;                                         // [B,h,1,m], still broadcast against u
          g.tensors[g.nodes[r].outputs[0]].shape = reduced;
        }},
       {"keys projected by another matrix",

@@ -6,12 +6,15 @@
 // SoftmaxAttention on N queries and k < N compressed keys (fuse_attention) with no Softmax left, the
 // compression stays outside it, and on ref and cpu, fused and with fuse_attention disabled, the logits are
 // within 1e-4 of PyTorch's float64 logits relative to their largest magnitude, with the same argmax, at batch
-// 1 and 2, with poisoned activations.
+// 1 and 2, with poisoned activations. Near misses (a per-channel scale on q before its split, the softmax
+// over the queries) stay unfused.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/npy.h"
@@ -87,5 +90,63 @@ TEST_CASE(
         }
       }
     }
+  }
+}
+
+// Near misses in fairseq's export: the first block's attention changed so that it is no longer
+// SoftmaxAttention's arithmetic stays plain ops (the second block still fuses), and the plan computes what
+// the unfused graph does.
+TEST_CASE("exported Linformer near misses stay unfused") {
+  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_linformer_cases";
+  Graph base;
+  std::string log;
+  Status st = convert::convert_onnx_file(dir + "/fairseq.onnx", convert::ConvertOptions{}, &base, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  std::vector<float> x;
+  std::vector<int64_t> xs;
+  REQUIRE(read_npy_f32(dir + "/fairseq.input.npy", &x, &xs).ok());
+  // The first Mul of the graph is block 0's q · d^-1/2, before the head split.
+  auto first = [](const Graph& g, OpType type) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].type == type) return static_cast<int>(i);
+    return -1;
+  };
+  const std::map<std::string, std::function<void(Graph&)>> edits = {
+      {"a per-channel scale on q",
+       [&](Graph& g) {
+         const int mul = first(g, OpType::kMul);
+         REQUIRE(mul >= 0);
+         const size_t slot = g.tensors[g.nodes[mul].inputs[0]].is_constant ? 0 : 1;
+         const Tensor& s = g.tensors[g.nodes[mul].inputs[slot]];
+         REQUIRE(s.shape.numel() == 1);
+         const int64_t c = g.tensors[g.nodes[mul].outputs[0]].shape[2];
+         std::vector<float> v(static_cast<size_t>(c), *s.f32());
+         v[1] *= 1.5f;
+         g.nodes[mul].inputs[slot] = g.add_constant(s.name + ".per_channel", Shape{c}, v);
+       }},
+      {"softmax over the queries",
+       [&](Graph& g) {
+         const int sm = first(g, OpType::kSoftmax);
+         REQUIRE(sm >= 0);
+         std::get<SoftmaxAttrs>(g.nodes[sm].attrs).axis = 2;
+       }},
+  };
+  for (const auto& [what, edit] : edits) {
+    CAPTURE(what);
+    Graph g = base;
+    edit(g);
+    std::vector<uint8_t> bytes;
+    auto model = test::load_graph(g, &bytes);
+    auto fused = test::make_session(model, "ref", 2);
+    auto unfused = test::make_session(model, "ref", 2, "fuse_attention");
+    const auto ops = test::planned_ops(*fused);
+    CHECK_MESSAGE((ops.count("SoftmaxAttention") && ops.at("SoftmaxAttention") == 1), test::ops_str(ops));
+    const std::vector<float> y = test::run_batch(*fused, x, 2), yu = test::run_batch(*unfused, x, 2);
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      scale = std::fmax(scale, std::fabs(yu[i]));
+      err = std::fmax(err, std::fabs(y[i] - yu[i]));
+    }
+    CHECK(err <= 1e-5 * scale);
   }
 }

@@ -5,7 +5,7 @@
 // others: vectors across the columns after the axis, with column tails), values far from 0 (the max
 // subtraction), -inf entries (exp 0) and whole -inf rows where the axis has one element; every ISA the
 // machine has, 1 and 2 threads. Within 5e-6 relative per element: the reference's exp is std::exp with a
-// double sum, x86's the vector exp of attention_block (~1-2 ulp) with float partial sums over at most 1024
+// double sum, x86's the vector exp of flash attention (~1-2 ulp) with float partial sums over at most 1024
 // elements (the worst case of their rounding is ~4e-6 relative; the measured worst is printed).
 #include <doctest/doctest.h>
 

@@ -209,6 +209,11 @@ std::vector<Synthetic> synthetic_cases() {
   attn("attn_d7_nq1", AttentionInputs::kQKvPacked, 1, 1, 5, 5, 7);
   attn("attn_deit_b3", AttentionInputs::kQkvPacked, 3, 197, 197, 3, 64);
   attn("attn_pvt_s1", AttentionInputs::kQKvPacked, 2, 3136, 49, 1, 32);
+  // Long sequences: 3 key blocks of the online softmax (the last one short and not a whole Kᵀ panel), query
+  // blocks with a row tail; d = 7 packs V, d = 64 reads it in place.
+  attn("attn_long_d7", AttentionInputs::kQkvPacked, 1, 1037, 1037, 1, 7);
+  attn("attn_long_d64_b2", AttentionInputs::kSeparate, 2, 1037, 1037, 1, 64);
+  attn("attn_long_d80_heads2", AttentionInputs::kQKvPacked, 1, 301, 1037, 2, 80);  // a 64 + 16 column tail
   auto linear = [&](const char* name, Shape x, int64_t n, Activation act, bool bias) {
     const int64_t k = x.dims[x.rank - 1];
     Synthetic s{name, OpType::kLinear, LinearAttrs{act}, {}, {}};

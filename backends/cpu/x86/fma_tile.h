@@ -2,7 +2,7 @@
 // Copyright the vitrt authors.
 #pragma once
 // The broadcast FMA register tile, written once for every x86 inner loop that multiplies rows of A by a
-// row-major B: the packed GEMM (packed_gemm_impl.h), the attention loops (simd_impl.h,
+// row-major B: the packed GEMM (packed_gemm_impl.h), the attention loops (flash_attention_impl.h,
 // lavit_attention_impl.h) and LinearAttention's products (linear_attention_impl.h). R rows × NV vectors of
 // accumulators,
 //   acc[r][v] = fma(a[r·ars + t·acs], b[t·ldb + v·W .. +W), acc[r][v])   for t = 0, 1, …, k−1 in order,

@@ -30,31 +30,6 @@ enum class VecUnary : int {
   kSilu,     // x / (1 + e^-x)
 };
 
-// One block of query rows of one (batch, head) of SoftmaxAttention: out = softmax(scale·Q·Kᵀ)·V, the keys
-// taken kb at a time with an online (rescaled) softmax, so no Nq x Nk matrix ever exists.
-struct AttnBlock {
-  const float* q = nullptr;  // first query row of the block, head column offset applied
-  const float* k = nullptr;  // first key row, head offset applied
-  const float* v = nullptr;
-  int64_t q_stride = 0, k_stride = 0, v_stride = 0;  // between tokens (floats)
-  int64_t nq = 0;                                    // query rows in this block
-  int64_t nk = 0;                                    // keys
-  int64_t d = 0;                                     // head dim
-  int64_t kb = 0;                                    // key block (a multiple of 16)
-  float scale = 1.0f;
-  float* out = nullptr;  // first output row, head offset applied
-  int64_t out_stride = 0;
-  float* scratch = nullptr;  // attn_scratch_floats(nq, kb, d), 64-byte aligned
-  // All keys fit one block (nk <= kb) and scratch already holds this (batch, head)'s Kᵀ from the previous
-  // call: the transpose is skipped (a head's query blocks share it).
-  bool kt_ready = false;
-};
-
-inline int64_t attn_scratch_floats(int64_t qb, int64_t kb, int64_t d) {
-  auto up = [](int64_t x) { return (x + 15) / 16 * 16; };
-  return up(d * kb) + up(qb * kb) + up(qb * d) + 2 * up(qb) + 16;
-}
-
 // One output row of one [H, W] plane of Pool2d (core/ir/op_attrs.h, Pool2dAttrs): dst[0, wo) for output row
 // oy. Sizes as the reference kernel takes them (shape inference has checked them).
 struct Pool2dRow {
@@ -79,7 +54,6 @@ struct SimdTable {
   // rows of c: (x - mean)/sqrt(var + eps)·γ + β (γ, β may be null).
   void (*layer_norm)(const float* x, float* y, int64_t rows, int64_t c, const float* gamma, const float* beta,
                      float eps);
-  void (*attention_block)(const AttnBlock& a);
   // Softmax (exp(x - max) / Σ) of `rows` contiguous rows of n elements.
   void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n);
   // Softmax along an axis of n whose elements lie `inner` apart, for columns [c0, c1) of one slice

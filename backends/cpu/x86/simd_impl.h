@@ -9,7 +9,6 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
-#include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/pool2d_row_impl.h"
 #include "backends/cpu/x86/simd.h"
@@ -184,140 +183,10 @@ void layer_norm(const float* x, float* y, int64_t rows, int64_t c, const float* 
   }
 }
 
-// S[r][0..np) = scale · q_r · Kt, R rows x V vectors of keys.
-template <class A, int R, int V>
-inline void score_tile(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s,
-                       int64_t ss, float scale) {
-  using B = VF<A>;
-  constexpr int W = B::size;
-  B acc[R][V];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = B(0.0f);
-  fma_tile<XsimdOps<A>, R, V>(acc, q, qs, 1, kt, np, d);
-  const B sc(scale);
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) (acc[r][v] * sc).store_unaligned(s + r * ss + v * W);
-}
-
-template <class A, int R>
-inline void score_rows(const float* q, int64_t qs, const float* kt, int64_t np, int64_t d, float* s,
-                       int64_t ss, float scale) {
-  constexpr int W = VF<A>::size;
-  constexpr int V = W == 16 ? 4 : 2;
-  int64_t j = 0;
-  for (; j + V * W <= np; j += V * W) score_tile<A, R, V>(q, qs, kt + j, np, d, s + j, ss, scale);
-  for (; j < np; j += W) score_tile<A, R, 1>(q, qs, kt + j, np, d, s + j, ss, scale);
-}
-
-// O[r][c0..c0+V·W) += Σ_j P[r][j] · V[j][c0..], R rows.
-template <class A, int R, int V>
-inline void pv_tile(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, float* o,
-                    int64_t os) {
-  using B = VF<A>;
-  constexpr int W = B::size;
-  B acc[R][V];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = B::load_unaligned(o + r * os + v * W);
-  fma_tile<XsimdOps<A>, R, V>(acc, p, ps, 1, vsrc, vs, n);
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v].store_unaligned(o + r * os + v * W);
-}
-
-template <class A, int R>
-inline void pv_rows(const float* p, int64_t ps, const float* vsrc, int64_t vs, int64_t n, int64_t d, float* o,
-                    int64_t os) {
-  constexpr int W = VF<A>::size;
-  constexpr int V = W == 16 ? 4 : 2;
-  int64_t c = 0;
-  for (; c + V * W <= d; c += V * W) pv_tile<A, R, V>(p, ps, vsrc + c, vs, n, o + c, os);
-  for (; c + W <= d; c += W) pv_tile<A, R, 1>(p, ps, vsrc + c, vs, n, o + c, os);
-  for (; c < d; ++c)
-    for (int r = 0; r < R; ++r) {
-      float acc = o[r * os + c];
-      for (int64_t j = 0; j < n; ++j) acc += p[r * ps + j] * vsrc[j * vs + c];
-      o[r * os + c] = acc;
-    }
-}
-
-template <class A>
-void attention_block(const AttnBlock& a) {
-  using B = VF<A>;
-  constexpr int64_t W = B::size;
-  auto up = [](int64_t x) { return (x + 15) / 16 * 16; };
-  const int64_t d = a.d, nq = a.nq, kb = a.kb;
-  float* kt = a.scratch;       // [d][np]
-  float* s = kt + up(d * kb);  // [nq][kb]
-  float* o = s + up(nq * kb);  // [nq][d]
-  float* m = o + up(nq * d);   // [nq]
-  float* l = m + up(nq);       // [nq]
-  const float ninf = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < nq * d; ++i) o[i] = 0.0f;
-  for (int64_t i = 0; i < nq; ++i) {
-    m[i] = ninf;
-    l[i] = 0.0f;
-  }
-  for (int64_t j0 = 0; j0 < a.nk; j0 += kb) {
-    const int64_t n = a.nk - j0 < kb ? a.nk - j0 : kb;
-    const int64_t np = (n + W - 1) / W * W;
-    // Kᵀ of this key block, zero-padded to np columns.
-    if (!(a.kt_ready && n == a.nk)) {
-      for (int64_t jj = 0; jj < n; ++jj) {
-        const float* kr = a.k + (j0 + jj) * a.k_stride;
-        for (int64_t t = 0; t < d; ++t) kt[t * np + jj] = kr[t];
-      }
-      for (int64_t t = 0; t < d; ++t)
-        for (int64_t jj = n; jj < np; ++jj) kt[t * np + jj] = 0.0f;
-    }
-    // Scores.
-    int64_t i = 0;
-    for (; i + 4 <= nq; i += 4)
-      score_rows<A, 4>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
-    for (; i < nq; ++i)
-      score_rows<A, 1>(a.q + i * a.q_stride, a.q_stride, kt, np, d, s + i * kb, kb, a.scale);
-    // Online softmax: P = exp(S - m_new), rescale the running sums and outputs.
-    for (i = 0; i < nq; ++i) {
-      float* sr = s + i * kb;
-      for (int64_t jj = n; jj < np; ++jj) sr[jj] = ninf;
-      B mx = B::load_unaligned(sr);
-      for (int64_t jj = W; jj < np; jj += W) mx = xsimd::max(mx, B::load_unaligned(sr + jj));
-      const float bm = hmax<A>(mx);
-      const float mnew = bm > m[i] ? bm : m[i];
-      const B mv(mnew);
-      B sum(0.0f);
-      for (int64_t jj = 0; jj < np; jj += W) {
-        const B e = xsimd::exp(B::load_unaligned(sr + jj) - mv);
-        e.store_unaligned(sr + jj);
-        sum += e;
-      }
-      if (m[i] != ninf) {
-        const float corr = std::exp(m[i] - mnew);
-        l[i] *= corr;
-        float* orow = o + i * d;
-        for (int64_t c = 0; c < d; ++c) orow[c] *= corr;
-      }
-      l[i] += xsimd::hadd(sum);
-      m[i] = mnew;
-    }
-    // O += P·V.
-    const float* vb = a.v + j0 * a.v_stride;
-    for (i = 0; i + 4 <= nq; i += 4) pv_rows<A, 4>(s + i * kb, kb, vb, a.v_stride, n, d, o + i * d, d);
-    for (; i < nq; ++i) pv_rows<A, 1>(s + i * kb, kb, vb, a.v_stride, n, d, o + i * d, d);
-  }
-  for (int64_t i = 0; i < nq; ++i) {
-    const float r = 1.0f / l[i];
-    const float* orow = o + i * d;
-    float* dst = a.out + i * a.out_stride;
-    int64_t c = 0;
-    const B rv(r);
-    for (; c + W <= d; c += W) (B::load_unaligned(orow + c) * rv).store_unaligned(dst + c);
-    for (; c < d; ++c) dst[c] = orow[c] * r;
-  }
-}
-
-// Softmax of `rows` contiguous rows of n: max, exp(x - max) (xsimd::exp, as attention_block) stored with its
-// sum, then the scaling. The tail goes through a vector padded with -inf (its exp is 0, so the sum is that of
-// the row). Row sums accumulate in float vectors, each block of 1024 elements' total added in double (the
-// reference sums in double; this keeps the rounding error that of a short float sum).
+// Softmax of `rows` contiguous rows of n: max, exp(x - max) (xsimd::exp, as flash_attention_impl.h) stored
+// with its sum, then the scaling. The tail goes through a vector padded with -inf (its exp is 0, so the sum
+// is that of the row). Row sums accumulate in float vectors, each block of 1024 elements' total added in
+// double (the reference sums in double; this keeps the rounding error that of a short float sum).
 template <class A>
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t n) {
   using B = VF<A>;
@@ -517,7 +386,6 @@ SimdTable make_table(const char* name) {
   t.relu = &relu<A>;
   t.unary = &unary<A>;
   t.layer_norm = &layer_norm<A>;
-  t.attention_block = &attention_block<A>;
   t.softmax_rows = &softmax_rows<A>;
   t.softmax_columns = &softmax_columns<A>;
   t.pool2d_row = &pool2d_impl::row<A>;

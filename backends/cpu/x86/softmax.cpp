@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Softmax along one axis, vectorised (simd_impl.h softmax_rows / softmax_columns, the exp of
-// attention_block). The last axis: rows split over the threads (Swin's window attention has ~10^5 rows of
+// Softmax along one axis, vectorised (simd_impl.h softmax_rows / softmax_columns, the exp of the flash
+// attention). The last axis: rows split over the threads (Swin's window attention has ~10^5 rows of
 // 49). Another axis: (outer slice, block of 64 columns after the axis) split over the threads, W columns a
 // vector.
 #include "backends/cpu/ref/ref_kernel.h"

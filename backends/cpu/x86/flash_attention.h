@@ -4,7 +4,7 @@
 // Plain SoftmaxAttention (no score terms) as a flash-attention loop, one table per ISA level:
 // flash_attention_impl.h writes it once on xsimd batches, flash_attention_avx512.cpp and
 // flash_attention_avx2.cpp instantiate it. Two steps:
-// - pack: each (batch, head)'s K and V once, into the run's shared workspace. Kᵀ as panels of nr keys (64 at
+// - pack: one (batch, head)'s K and V, into the caller's scratch. Kᵀ as panels of nr keys (64 at
 //   AVX-512, 16 at AVX2), [nkp / nr][d][nr]: a score tile streams one panel of a few KB that stays in L1 (nkp
 //   is nk rounded up to 16; the last panel is as wide as the keys left, a multiple of 16). V, where d is not
 //   a multiple of 16, as rows of dp floats, [nkp][dp] with d rounded up to 16, so that P·V has no scalar

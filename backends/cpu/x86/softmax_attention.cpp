@@ -2,11 +2,10 @@
 // Copyright the vitrt authors.
 // Fused SoftmaxAttention, reading Q, K and V in place in any of the three AttentionInputs layouts. Where Q, K
 // and V are comes from the op's layout decoder (ops/softmax_attention_layout.h).
-// - Plain: flash attention (flash_attention.h). First every (batch, head)'s K (and V) is packed once into the
-//   workspace (items: (batch, head, block of kb keys)); then the items (batch, head, block of 32 query rows)
-//   each run against all keys, kb at a time with an online softmax. No Nq x Nk matrix: the per-thread
-//   scratch is one score block and the output accumulators; the packs are as large as K (and V where the
-//   head dim is not a multiple of 16), padded.
+// - Plain: flash attention (flash_attention.h). Items (batch, head, block of 32 query rows), split over the
+//   threads, each run against all keys, kb at a time with an online softmax. No Nq x Nk matrix: the
+//   per-thread scratch is one (batch, head)'s K (and V where the head dim is not a multiple of 16), packed
+//   once per head by the thread, one score block and the output accumulators.
 // - With score terms (bias, mask), the scores output or the scale on q (LaViT's VA layers and Swin's window
 //   attention, few keys: N' = 49 at 224): the whole score block [32, Nk] is computed at once
 //   (lavit_attention_impl.h score_block), the bias and mask added, the scores written out, then softmax·V.
@@ -49,29 +48,26 @@ Status locate(const SoftmaxAttentionAttrs& a, const KernelArgs& args, Operands* 
   return Status::Ok();
 }
 
-// The plain path's workspace, in floats: every (batch, head)'s packed K and V (flash_attention.h), then each
-// thread's scratch. False when a size overflows.
+// The plain path's workspace, in floats: per thread, the packed K and V of one (batch, head)
+// (flash_attention.h) and the block scratch. False when a size overflows.
 struct FlashSizes {
   int64_t kb = 0;          // keys per online-softmax step
   int64_t head_k = 0;      // one head's packed Kᵀ
-  int64_t head_pack = 0;   // one head's packed Kᵀ and V (if packed)
-  int64_t packs = 0;       // all heads'
-  int64_t per_thread = 0;  // scratch
+  int64_t per_thread = 0;  // the head's packed Kᵀ and V (if packed), then the block scratch
   int64_t total = 0;
 };
 
-bool flash_sizes(int64_t batch, int64_t heads, int64_t nk, int64_t d, int threads, FlashSizes* z) {
+bool flash_sizes(int64_t nk, int64_t d, int threads, FlashSizes* z) {
   const int64_t nkp = flash_up(nk, 16);
   z->kb = nkp < kKeyBlock ? nkp : kKeyBlock;  // a multiple of every ISA's Kᵀ panel width
-  int64_t dp = 0, vf = 0, bh = 0, th = 0;
+  int64_t dp = 0, vf = 0;
   // nkp·dp bounds the packed Kᵀ too (d <= dp, and nkp·d is rounded up to 16 only).
   if (!checked_add(d, int64_t{15}, &dp) || !checked_mul(nkp, dp, &vf) || !checked_add(vf, vf, &vf))
     return false;
   z->head_k = flash_k_floats(nk, d);
-  z->head_pack = z->head_k + flash_v_floats(nk, d);
-  z->per_thread = flash_scratch_floats(kQueryBlock, z->kb, d);
-  return checked_mul(batch, heads, &bh) && checked_mul(bh, z->head_pack, &z->packs) &&
-         checked_mul(z->per_thread, int64_t{threads}, &th) && checked_add(z->packs, th, &z->total) &&
+  const int64_t pack = z->head_k + flash_v_floats(nk, d);
+  return checked_add(pack, flash_scratch_floats(kQueryBlock, z->kb, d), &z->per_thread) &&
+         checked_mul(z->per_thread, int64_t{threads}, &z->total) &&
          z->total <= std::numeric_limits<int64_t>::max() / 4;
 }
 
@@ -97,52 +93,49 @@ class AttentionKernel final : public ref::RefKernel {
     }
     const int nt = run_threads(args, planned_threads_);
     FlashSizes z;
-    if (!flash_sizes(batch, heads, nk, d, nt, &z) || !args.workspace ||
+    if (!flash_sizes(nk, d, nt, &z) || !args.workspace ||
         args.workspace_bytes < static_cast<size_t>(z.total) * sizeof(float))
       return fail("workspace smaller than these shapes need (larger than planned?)");
     const FlashSimd* t = simd_;
     float* ws = static_cast<float*>(args.workspace);
-    // K and V of every (batch, head), packed once for all query blocks, kb keys per item.
-    const int64_t nkp = flash_up(nk, 16);
-    const int64_t chunks = (nkp + z.kb - 1) / z.kb;
-    ThreadPool::parallel_for(batch * heads * chunks, nt, [&](int64_t lo, int64_t hi, int) {
+    const int64_t qblocks = (nq + kQueryBlock - 1) / kQueryBlock;
+    const bool packs_v = flash_packs_v(d);
+    // One parallel loop (its barrier is costly on a loaded machine): each thread packs the heads its items
+    // need; its items are consecutive, so it packs each (batch, head) it touches once.
+    ThreadPool::parallel_for(batch * heads * qblocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      float* kp = ws + tid * z.per_thread;
       FlashPack p;
       p.k_stride = l.k_stride;
       p.v_stride = l.v_stride;
       p.nk = nk;
-      p.nkp = nkp;
+      p.nkp = flash_up(nk, 16);
       p.d = d;
-      for (int64_t it = lo; it < hi; ++it) {
-        const int64_t chunk = it % chunks, bh = it / chunks, h = bh % heads, b = bh / heads;
-        p.k = o.k + b * l.k_batch + h * d;
-        p.v = o.v + b * l.v_batch + h * d;
-        p.j0 = chunk * z.kb;
-        p.j1 = p.j0 + z.kb < nkp ? p.j0 + z.kb : nkp;
-        p.kp = ws + bh * z.head_pack;
-        p.vp = flash_packs_v(d) ? p.kp + z.head_k : nullptr;
-        t->pack(p);
-      }
-    });
-    const int64_t qblocks = (nq + kQueryBlock - 1) / kQueryBlock;
-    float* scratch = ws + z.packs;
-    ThreadPool::parallel_for(batch * heads * qblocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      p.j1 = p.nkp;
+      p.kp = kp;
+      p.vp = packs_v ? kp + z.head_k : nullptr;
       FlashBlock f;
       f.q_stride = l.q_stride;
+      f.kp = kp;
+      f.v_stride = packs_v ? flash_up(d, 16) : l.v_stride;
       f.nk = nk;
       f.d = d;
-      f.v_stride = flash_packs_v(d) ? flash_up(d, 16) : l.v_stride;
       f.kb = z.kb;
       f.scale = a_.scale;
       f.out_stride = c;
-      f.scratch = scratch + tid * z.per_thread;
+      f.scratch = kp + (z.per_thread - flash_scratch_floats(kQueryBlock, z.kb, d));
+      int64_t have = -1;  // the (batch, head) packed in kp
       for (int64_t it = lo; it < hi; ++it) {
         const int64_t qbk = it % qblocks, bh = it / qblocks, h = bh % heads, b = bh / heads;
+        if (bh != have) {
+          p.k = o.k + b * l.k_batch + h * d;
+          p.v = o.v + b * l.v_batch + h * d;
+          t->pack(p);
+          have = bh;
+        }
         const int64_t i0 = qbk * kQueryBlock;
         f.rows = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
         f.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
-        f.kp = ws + bh * z.head_pack;
-        f.v = o.v + b * l.v_batch + h * d;
-        if (flash_packs_v(d)) f.v = f.kp + z.head_k;
+        f.v = packs_v ? p.vp : o.v + b * l.v_batch + h * d;
         f.out = out + (b * nq + i0) * c + h * d;
         t->block(f);
       }
@@ -280,7 +273,7 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
   }
   const FlashSimd* flash = ctx->isa == X86Isa::kAvx512 ? flash_simd_avx512() : flash_simd_avx2();
   FlashSizes z;
-  if (!flash_sizes(l.batch, l.heads, nk, d, threads, &z)) return Status::Ok();
+  if (!flash_sizes(nk, d, threads, &z)) return Status::Ok();
   info->workspace_bytes = static_cast<size_t>(z.total) * sizeof(float);
   *kernel = std::make_unique<AttentionKernel>(plan, flash, *a);
   return Status::Ok();

@@ -2,7 +2,8 @@
 // Copyright the vitrt authors.
 // vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT]: the cpu backend's own packed
 // GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes of DeiT-Tiny, SOFT-Tiny and
-// LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²), in the same process: both
+// LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²) and the convs of ResNet-50,
+// MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the same process: both
 // kernels are planned from the same one-node graph and run alternately, R times each; one line per (shape,
 // batch, threads) with the median milliseconds, GFLOP/s and own/oneDNN speed ratio (> 1: ours is faster).
 #include <algorithm>
@@ -35,31 +36,90 @@ struct Problem {
 Problem linear(const char* model, int64_t rows, int64_t k, int64_t n, Activation act = Activation::kNone) {
   return Problem{model, false, rows, k, n, 0, 0, 0, 0, 0, 0, 0, act};
 }
-Problem conv(const char* model, int64_t cin, int64_t hw, int64_t cout, int64_t kh, int64_t s, int64_t p) {
-  return Problem{model, true, 0, 0, 0, cin, hw, hw, cout, kh, s, p, Activation::kNone};
+Problem conv(const char* model, int64_t cin, int64_t hw, int64_t cout, int64_t kh, int64_t s, int64_t p,
+             Activation act = Activation::kNone) {
+  return Problem{model, true, 0, 0, 0, cin, hw, hw, cout, kh, s, p, act};
 }
 
 std::vector<Problem> problems() {
-  const Activation gelu = Activation::kGeluErf;
+  const Activation gelu = Activation::kGeluErf, relu = Activation::kRelu;
   return {
-      linear("deit", 197, 192, 576),         linear("deit", 197, 192, 192),
-      linear("deit", 197, 192, 768, gelu),   linear("deit", 197, 768, 192),
-      linear("deit", 1, 192, 1000),          conv("deit", 3, 224, 192, 16, 16, 0),
-      linear("soft", 3136, 64, 64),          linear("soft", 3136, 64, 256, gelu),
-      linear("soft", 3136, 256, 64),         linear("soft", 784, 128, 128),
-      linear("soft", 784, 128, 512, gelu),   linear("soft", 784, 512, 128),
-      linear("soft", 196, 320, 320),         linear("soft", 196, 320, 1280, gelu),
-      linear("soft", 196, 1280, 320),        linear("soft", 50, 512, 512),
-      linear("soft", 50, 512, 2048, gelu),   linear("soft", 50, 2048, 512),
-      conv("soft", 3, 224, 32, 3, 2, 1),     conv("soft", 32, 112, 32, 3, 1, 1),
-      conv("soft", 32, 112, 64, 3, 2, 1),    conv("soft", 64, 56, 128, 3, 2, 1),
-      conv("soft", 128, 28, 320, 3, 2, 1),   conv("soft", 320, 14, 512, 3, 2, 1),
-      linear("lavit", 3136, 64, 512, gelu),  linear("lavit", 3136, 512, 64),
-      linear("lavit", 784, 128, 1024, gelu), linear("lavit", 784, 1024, 128),
-      linear("lavit", 49, 512, 2048, gelu),  linear("lavit", 49, 2048, 512),
-      conv("lavit", 3, 224, 64, 7, 4, 3),    conv("lavit", 64, 56, 64, 8, 8, 0),
-      conv("lavit", 128, 28, 128, 4, 4, 0),  conv("lavit", 320, 14, 320, 2, 2, 0),
-      conv("lavit", 64, 56, 128, 3, 2, 1),   linear("soft896", 784, 784, 784),  // a SOFT-896 Newton product
+      linear("deit", 197, 192, 576),
+      linear("deit", 197, 192, 192),
+      linear("deit", 197, 192, 768, gelu),
+      linear("deit", 197, 768, 192),
+      linear("deit", 1, 192, 1000),
+      conv("deit", 3, 224, 192, 16, 16, 0),
+      linear("soft", 3136, 64, 64),
+      linear("soft", 3136, 64, 256, gelu),
+      linear("soft", 3136, 256, 64),
+      linear("soft", 784, 128, 128),
+      linear("soft", 784, 128, 512, gelu),
+      linear("soft", 784, 512, 128),
+      linear("soft", 196, 320, 320),
+      linear("soft", 196, 320, 1280, gelu),
+      linear("soft", 196, 1280, 320),
+      linear("soft", 50, 512, 512),
+      linear("soft", 50, 512, 2048, gelu),
+      linear("soft", 50, 2048, 512),
+      conv("soft", 3, 224, 32, 3, 2, 1),
+      conv("soft", 32, 112, 32, 3, 1, 1),
+      conv("soft", 32, 112, 64, 3, 2, 1),
+      conv("soft", 64, 56, 128, 3, 2, 1),
+      conv("soft", 128, 28, 320, 3, 2, 1),
+      conv("soft", 320, 14, 512, 3, 2, 1),
+      linear("lavit", 3136, 64, 512, gelu),
+      linear("lavit", 3136, 512, 64),
+      linear("lavit", 784, 128, 1024, gelu),
+      linear("lavit", 784, 1024, 128),
+      linear("lavit", 49, 512, 2048, gelu),
+      linear("lavit", 49, 2048, 512),
+      conv("lavit", 3, 224, 64, 7, 4, 3),
+      conv("lavit", 64, 56, 64, 8, 8, 0),
+      conv("lavit", 128, 28, 128, 4, 4, 0),
+      conv("lavit", 320, 14, 320, 2, 2, 0),
+      conv("lavit", 64, 56, 128, 3, 2, 1),
+      linear("soft896", 784, 784, 784),  // a SOFT-896 Newton product
+      // torchvision ResNet-50 (issue 28's ONNX zoo): the stem, each stage's 1×1 and 3×3 convs, ReLU fused.
+      conv("r50", 3, 224, 64, 7, 2, 3, relu),
+      conv("r50", 64, 56, 64, 1, 1, 0, relu),
+      conv("r50", 64, 56, 64, 3, 1, 1, relu),
+      conv("r50", 64, 56, 256, 1, 1, 0),
+      conv("r50", 256, 56, 64, 1, 1, 0, relu),
+      conv("r50", 128, 56, 128, 3, 2, 1, relu),
+      conv("r50", 128, 28, 128, 3, 1, 1, relu),
+      conv("r50", 512, 28, 128, 1, 1, 0, relu),
+      conv("r50", 128, 28, 512, 1, 1, 0),
+      conv("r50", 256, 14, 256, 3, 1, 1, relu),
+      conv("r50", 1024, 14, 256, 1, 1, 0, relu),
+      conv("r50", 256, 14, 1024, 1, 1, 0),
+      conv("r50", 512, 7, 512, 3, 1, 1, relu),
+      conv("r50", 2048, 7, 512, 1, 1, 0, relu),
+      conv("r50", 512, 7, 2048, 1, 1, 0),
+      conv("r50", 1024, 14, 2048, 1, 2, 0),
+      // MobileNetV3-L and EfficientNet-B0's pointwise (1×1) convs: expansions and projections, 112² to 7².
+      conv("mbv3", 16, 112, 64, 1, 1, 0, relu),
+      conv("mbv3", 64, 56, 24, 1, 1, 0),
+      conv("mbv3", 24, 56, 72, 1, 1, 0, relu),
+      conv("mbv3", 72, 28, 40, 1, 1, 0),
+      conv("mbv3", 40, 28, 120, 1, 1, 0, relu),
+      conv("mbv3", 120, 28, 40, 1, 1, 0),
+      conv("mbv3", 80, 14, 200, 1, 1, 0),
+      conv("mbv3", 200, 14, 80, 1, 1, 0),
+      conv("mbv3", 112, 14, 672, 1, 1, 0),
+      conv("mbv3", 672, 14, 112, 1, 1, 0),
+      conv("mbv3", 160, 7, 960, 1, 1, 0),
+      conv("mbv3", 960, 7, 160, 1, 1, 0),
+      conv("effb0", 32, 112, 16, 1, 1, 0),
+      conv("effb0", 16, 112, 96, 1, 1, 0),
+      conv("effb0", 144, 56, 24, 1, 1, 0),
+      conv("effb0", 24, 56, 144, 1, 1, 0),
+      conv("effb0", 240, 28, 40, 1, 1, 0),
+      conv("effb0", 480, 14, 80, 1, 1, 0),
+      conv("effb0", 672, 14, 112, 1, 1, 0),
+      conv("effb0", 1152, 7, 192, 1, 1, 0),
+      conv("effb0", 192, 7, 1152, 1, 1, 0),
+      conv("effb0", 320, 7, 1280, 1, 1, 0),
   };
 }
 

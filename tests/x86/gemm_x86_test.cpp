@@ -90,6 +90,16 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
   check(1, 6, 21, 20, 10, 3, 3, 1, 2, 2, 1);
   check(9, 5, 7, 9, 7, 3, 2, 2, 1, 1, 1);
   check(5, 4, 6, 6, 130, 6, 6, 6, 0, 1, 1);
+  // Pointwise (1×1) convs at MobileNetV3's and EfficientNet's shapes, scaled down and made odd: few input
+  // channels (K under one vector), output channels off every row tile, 7² to 29² maps over 1 to 8 images
+  // (panels folded across images and not), and a 1×1 stride-2 projection (ResNet's downsample).
+  check(1, 3, 7, 7, 13, 1, 1, 1, 0, 1, 1);
+  check(8, 16, 7, 7, 97, 1, 1, 1, 0, 1, 1);
+  check(2, 40, 14, 14, 7, 1, 1, 1, 0, 1, 1);
+  check(3, 24, 8, 8, 72, 1, 1, 1, 0, 1, 1);
+  check(1, 75, 29, 29, 41, 1, 1, 1, 0, 1, 1);
+  check(5, 33, 11, 13, 200, 1, 1, 1, 0, 1, 1);
+  check(2, 64, 14, 14, 45, 1, 1, 2, 0, 1, 1);
   // Random ones.
   std::uniform_int_distribution<int> ch(1, 40), hw(5, 40), kern(1, 5), stride(1, 4), items(1, 9);
   for (int r = 0; r < 8; ++r) {
@@ -98,6 +108,21 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
           1);
   }
   MESSAGE("checked ", n_cases, " Conv2d cases");
+}
+
+TEST_CASE("cpu Conv2d with a weight computed at run time (not packed at plan time) matches the reference") {
+  std::mt19937 rng(78);
+  const struct {
+    int64_t b, cin, hw, cout, k;
+    int s, p, g;
+  } shapes[] = {{1, 8, 13, 21, 3, 1, 1, 1}, {3, 17, 7, 50, 1, 1, 0, 1}, {2, 12, 9, 18, 3, 2, 1, 3}};
+  for (const auto& sh : shapes) {
+    GemmCase c = conv_case(rng, sh.b, sh.cin, sh.hw, sh.hw, sh.cout, sh.k, sh.k, sh.s, sh.p, 1, sh.g,
+                           Activation::kRelu, true);
+    c.constant[1] = false;
+    c.name += " (run-time weight)";
+    check_case(c);
+  }
 }
 
 }  // namespace

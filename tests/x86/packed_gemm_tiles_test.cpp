@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // Every register tile of the packed GEMM (packed_gemm.h) called directly, whatever tile gemm_kernels_for
-// would pick for a shape: C = act(A·Wᵀ + bias) + residual against a double-precision product, on random
+// would pick for a shape, with A in place and packed (gemm_pack_a):
+// C = act(A·Wᵀ + bias) + residual against a double-precision product, on random
 // sizes off the tile (partial row tiles, a partial last panel, K across several K blocks), with column and
 // row biases, every activation and a residual. C sits inside a larger NaN-poisoned buffer: every element of
 // the block must be written and nothing outside it touched. Also the epilogue's vector GELU against erf and
@@ -53,8 +54,9 @@ struct Sizes {
 };
 
 void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_cols, bool bias_rows,
-                bool residual, std::mt19937& rng) {
+                bool residual, bool a_packed, std::mt19937& rng) {
   CAPTURE(g.name);
+  CAPTURE(a_packed);
   CAPTURE(s.m);
   CAPTURE(s.n);
   CAPTURE(s.k);
@@ -72,6 +74,10 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   const int64_t panels = x86::gemm_panels(s.n, g.nr);
   x86::AlignedFloats packed(static_cast<size_t>(x86::gemm_packed_floats(s.n, s.k, g.nr)));
   x86::gemm_pack_transposed(w.data(), s.n, s.k, g.nr, packed.data());
+  // A in gemm_pack_a's row tiles, NaN-poisoned first: a float a tile reads that the pack did not write shows.
+  x86::AlignedFloats a_tiles(static_cast<size_t>(x86::gemm_packed_a_floats(s.m, s.k, g.mr)));
+  std::fill(a_tiles.data(), a_tiles.data() + a_tiles.size(), std::nanf(""));
+  x86::gemm_pack_a(a.data(), s.k, s.m, s.k, g.mr, a_tiles.data());
   x86::AlignedFloats bias_pad(static_cast<size_t>(panels * g.nr));
   for (int64_t j = 0; j < panels * g.nr; ++j) bias_pad.data()[j] = j < s.n ? bc[j] : 0.f;
   // C: m × n inside an (m + 2) × (n + 3) buffer, offset by one row and one column.
@@ -80,8 +86,9 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   float* c = cbuf.data() + ldc + 1;
   for (int64_t p = 0; p < panels; ++p) {
     GemmPanel gp;
-    gp.a = a.data();
-    gp.lda = s.k;
+    gp.a = a_packed ? a_tiles.data() : a.data();
+    gp.lda = a_packed ? 0 : s.k;
+    gp.a_packed = a_packed;
     gp.m = s.m;
     gp.k = s.k;
     gp.b = packed.data() + p * s.k * g.nr;
@@ -136,10 +143,11 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
                                 {3, 5, 0},          {2 * g->mr - 1, 2 * g->nr - 3, 385},
                                 {1, 1, 1},          {17, 64, 192}};
     for (int i = 0; i < 6; ++i) sizes.push_back({dm(rng), dn(rng), dk(rng)});
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      check_tile(*g, sizes[i], acts[i % 4], i % 2 == 0, i % 3 == 1, i % 3 != 2, rng);
-      ++cases;
-    }
+    for (size_t i = 0; i < sizes.size(); ++i)
+      for (bool a_packed : {false, true}) {
+        check_tile(*g, sizes[i], acts[i % 4], i % 2 == 0, i % 3 == 1, i % 3 != 2, a_packed, rng);
+        ++cases;
+      }
   }
   MESSAGE("checked ", cases, " tile cases over ", tiles.size(), " tiles");
 }

@@ -8,6 +8,7 @@
 // When an image's pixels do not fill whole panels (7 × 7 and 14 × 14 maps), the panels run on across the
 // images of the batch, so no columns are wasted; their C block then goes to the thread's workspace and is
 // copied out to each image. When there are few panels for the threads, the output channels are split too.
+// A constant weight is packed into the GEMM's row tiles at plan time.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,9 +36,23 @@ class GemmConvKernel final : public ref::RefKernel {
     cout_g_ = w[0] / a.groups;
     k_ = w[1] * w[2] * w[3];
     pix_ = y[2] * y[3];
-    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, cout_g_, pix_, k_, ctx_->options.gemm_tile);
+    // A constant weight is packed into row tiles once (gemm_pack_a), group by group: every register tile then
+    // streams its rows' weights from one contiguous run instead of MR rows k floats apart.
+    const bool pack = constant_input(plan, 1);
+    gemm_ =
+        gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, cout_g_, pix_, pack ? 1 : k_, ctx_->options.gemm_tile);
     fold_ = pix_ % gemm_->nr != 0;
+    if (pack) {
+      group_floats_ = gemm_packed_a_floats(cout_g_, k_, gemm_->mr);
+      packed_w_ = AlignedFloats(static_cast<size_t>(a.groups * group_floats_));
+      if (packed_w_)
+        for (int64_t g = 0; g < a.groups; ++g)
+          gemm_pack_a(plan.src_tensors[1]->f32() + g * cout_g_ * k_, k_, cout_g_, k_, gemm_->mr,
+                      packed_w_.data() + g * group_floats_);
+    }
   }
+  // False when the packed weight could not be allocated.
+  bool ok() const { return group_floats_ == 0 || packed_w_; }
   // Workspace, per planned thread: the k × NR im2col panel, and with folded panels the cout/groups × NR block
   // of C (64-byte aligned slots).
   size_t workspace_bytes() const {
@@ -74,6 +89,8 @@ class GemmConvKernel final : public ref::RefKernel {
         ctx_->isa == X86Isa::kAvx512 ? &im2col_panel_avx512 : &im2col_panel_avx2;
     const float* px = x.f32();
     const float* pw = w.f32();
+    const float* pw_packed = group_floats_ ? packed_w_.data() : nullptr;
+    const int64_t group_floats = group_floats_;
     float* py = y.f32();
     ThreadPool::parallel_for(groups * panels * chunks, threads, [&](int64_t lo, int64_t hi, int thread) {
       float* col = slots + thread * slot;
@@ -114,8 +131,13 @@ class GemmConvKernel final : public ref::RefKernel {
                       r1 = std::min(cout_g, (chunk + 1) * row_tiles / chunks * mr);
         if (r0 >= r1) continue;
         GemmPanel gp;
-        gp.a = pw + (grp * cout_g + r0) * k;
-        gp.lda = k;
+        if (pw_packed) {  // r0 is a whole number of row tiles
+          gp.a = pw_packed + grp * group_floats + r0 * k;
+          gp.a_packed = true;
+        } else {
+          gp.a = pw + (grp * cout_g + r0) * k;
+          gp.lda = k;
+        }
         gp.m = r1 - r0;
         gp.k = k;
         gp.b = col;
@@ -153,6 +175,8 @@ class GemmConvKernel final : public ref::RefKernel {
   int64_t cout_g_ = 0, k_ = 0, pix_ = 0;
   bool fold_ = false;
   const GemmKernels* gemm_ = nullptr;
+  int64_t group_floats_ = 0;  // one group's packed weight (0: the weight is not constant, used in place)
+  AlignedFloats packed_w_;
 };
 
 }  // namespace
@@ -167,6 +191,7 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
       plan.dst_shapes[0].rank != 4 || xs.numel() == 0)
     return Status::Ok();
   auto k = std::make_unique<GemmConvKernel>(plan, ctx, *a);
+  if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
   info->workspace_bytes = k->workspace_bytes();
   if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: im2col panels + packed gemm\n",

@@ -52,6 +52,17 @@ void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, f
   }
 }
 
+void gemm_pack_a(const float* a, int64_t lda, int64_t m, int64_t k, int mr, float* dst) {
+  for (int64_t t = 0; t * mr < m; ++t) {
+    float* tile = dst + t * mr * k;
+    const int64_t rows = std::min<int64_t>(mr, m - t * mr);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t r = 0; r < rows; ++r) tile[kk * mr + r] = a[(t * mr + r) * lda + kk];
+      for (int64_t r = rows; r < mr; ++r) tile[kk * mr + r] = 0.0f;
+    }
+  }
+}
+
 void gemm_packed_product(const GemmKernels* g, const float* a, int64_t lda, int64_t rows, int64_t k,
                          const float* packed_b, int64_t n, float* c, int64_t ldc, const GemmEpilogue& e) {
   // B, not A, is what is read again per row block (an m = 784 square product would otherwise read all 2.4 MB

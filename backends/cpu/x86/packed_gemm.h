@@ -33,8 +33,11 @@ inline GemmAct gemm_act(Activation a) {
 
 // One panel's worth of C: rows [0, m) × columns [0, cols) of the panel (cols <= NR).
 struct GemmPanel {
-  const float* a = nullptr;  // A[0, 0], row-major with leading dimension lda
+  const float* a = nullptr;  // A[0, 0], row-major with leading dimension lda (or packed: a_packed)
   int64_t lda = 0;
+  // A packed by gemm_pack_a with this tile's MR: `a` is the row tile holding row 0 (a tile boundary) and lda
+  // is not used. Each register tile then reads A as one contiguous stream, whatever A's row stride.
+  bool a_packed = false;
   int64_t m = 0, k = 0;
   const float* b = nullptr;  // the packed panel: k × NR
   int64_t cols = 0;
@@ -59,8 +62,9 @@ struct GemmKernels {
 // AVX-512 tiles, rows × columns: 8 × 48, 14 × 32 and 6 × 64 (index 0..2); AVX2 has one (6 × 16).
 const GemmKernels* gemm_kernels_avx512(int which);
 const GemmKernels* gemm_kernels_avx2();
-// The tile for C[m, n] = A[m, k]·B (A's rows k floats apart): the one that pads m × n the least, or AVX-512
-// tile `tile` (0..2) when it is not negative (X86Options::gemm_tile, for measurements).
+// The tile for C[m, n] = A[m, k]·B (A's rows k floats apart; pass k = 1 for A packed by gemm_pack_a): the one
+// that pads m × n the least, or AVX-512 tile `tile` (0..2) when it is not negative (X86Options::gemm_tile,
+// for measurements).
 const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile = -1);
 
 // Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
@@ -74,6 +78,13 @@ inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
 // Packs row-major B [k, n] (leading dimension ldb: C = A·B) into ceil(n / nr) panels, zero past n.
 void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
+// Packs row-major A [m, k] (leading dimension lda) into ceil(m / mr) row tiles of k × mr floats: tile t holds
+// rows [t·mr, t·mr + mr) column by column (A[t·mr + r, kk] at kk·mr + r), zero past m; dst holds
+// gemm_packed_a_floats(m, k, mr). Conv2d packs its weight so at plan time (GemmPanel::a_packed).
+inline int64_t gemm_packed_a_floats(int64_t m, int64_t k, int mr) {
+  return (m + mr - 1) / mr * mr * k;
+}
+void gemm_pack_a(const float* a, int64_t lda, int64_t m, int64_t k, int mr, float* dst);
 // The rows of A that one pass over all of B's panels multiplies: kept in L2 while the panels stream past.
 constexpr int64_t kGemmRowBlockBytes = 256 << 10;
 

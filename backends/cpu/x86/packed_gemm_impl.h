@@ -74,8 +74,11 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = T::loadn(c + r * ldc + v * W, valid[v]);
   }
-  fma_tile<typename ProductOps<T>::type, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR,
-                                                kc);
+  using P = typename ProductOps<T>::type;
+  if (p.a_packed)  // row tiles of T::kRows rows, k-major (gemm_pack_a): R <= kRows of them are read
+    fma_tile<P, R, NV>(acc, p.a + row0 * p.k + k0 * T::kRows, 1, T::kRows, p.b + k0 * NR, NR, kc);
+  else
+    fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
   if (last && p.residual) {
     const float* res = p.residual + row0 * p.ldr;

@@ -6,9 +6,9 @@
 // cache. Bias and activation are applied in registers; nothing is allocated at run time.
 //
 // When an image's pixels do not fill whole panels (7 × 7 and 14 × 14 maps), the panels run on across the
-// images of the batch, so no columns are wasted; their C block then goes to the thread's workspace and is
-// copied out to each image. When there are few panels for the threads, the output channels are split too.
-// A constant weight is packed into the GEMM's row tiles at plan time.
+// images of the batch, so no columns are wasted; the C block of a panel that spans two images then goes to
+// the thread's workspace and is copied out to each image. When there are few panels for the threads, the
+// output channels are split too. A constant weight is packed into the GEMM's row tiles at plan time.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -142,7 +142,10 @@ class GemmConvKernel final : public ref::RefKernel {
         gp.k = k;
         gp.b = col;
         gp.cols = cols;
-        if (fold) {
+        // Only a panel that runs from one image into the next needs the C block: the others are stored in
+        // place, a partial last panel of an image with masked stores.
+        const bool spans_images = fold && first / pix != (first + cols - 1) / pix;
+        if (spans_images) {
           gp.c = cbuf + r0 * nr;
           gp.ldc = nr;
         } else {
@@ -153,7 +156,7 @@ class GemmConvKernel final : public ref::RefKernel {
         gp.bias_rows = bias ? bias + grp * cout_g + r0 : nullptr;
         gp.act = gemm_act(a.activation);
         g->panel(gp);
-        if (!fold) continue;
+        if (!spans_images) continue;
         // Copy the block out, one run of consecutive pixels of one image at a time.
         for (int64_t j = 0; j < cols;) {
           const int64_t b = (first + j) / pix, q = (first + j) % pix, len = std::min(cols - j, pix - q);

@@ -22,8 +22,26 @@ struct Run {
 
 constexpr int kMaxRuns = 64;  // panels are at most 64 pixels wide, so one pixel per run at worst
 
+// A pointwise conv (1 × 1, stride 1, no padding) reads each input channel's plane as it is: a panel's columns
+// are one contiguous run per image it touches, not one per output row.
+template <class T>
+void pointwise_panel(const Im2colPanel& p) {
+  const int64_t plane = p.h * p.w;  // = p.pix
+  for (int64_t j = 0; j < p.cols;) {
+    const int64_t b = (p.first + j) / p.pix, q = (p.first + j) % p.pix, len = std::min(p.cols - j, p.pix - q);
+    const float* src = p.x + b * p.image_stride + q;
+    for (int64_t c = 0; c < p.cin; ++c) T::copy(p.dst + c * p.nr + j, src + c * plane, len);
+    j += len;
+  }
+  if (p.cols < p.nr)
+    for (int64_t c = 0; c < p.cin; ++c) T::zero(p.dst + c * p.nr + p.cols, p.nr - p.cols);
+}
+
 template <class T>
 void panel(const Im2colPanel& p) {
+  if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 &&
+      p.w == p.wo)
+    return pointwise_panel<T>(p);
   Run runs[kMaxRuns];
   int nruns = 0;
   for (int64_t j = 0; j < p.cols && nruns < kMaxRuns;) {

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT]: the cpu backend's own packed
-// GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes of DeiT-Tiny, SOFT-Tiny and
-// LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²) and the convs of ResNet-50,
-// MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the same process: both
-// kernels are planned from the same one-node graph and run alternately, R times each; one line per (shape,
-// batch, threads) with the median milliseconds, GFLOP/s and own/oneDNN speed ratio (> 1: ours is faster).
+// vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT] [--stat min] [--clock cpu]:
+// the cpu backend's own packed GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes
+// of DeiT-Tiny, SOFT-Tiny and LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²)
+// and the convs of ResNet-50, MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the
+// same process: both kernels are planned from the same one-node graph and run alternately, R times each; one
+// line per (shape, batch, threads) with the median (or fastest) milliseconds, GFLOP/s and own/oneDNN speed
+// ratio (> 1: ours is faster).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <string>
@@ -143,6 +145,14 @@ double now_ms() {
       .count();
 }
 
+// The CPU time of the whole process (all threads), for --clock cpu: on a loaded machine it leaves out the
+// time the kernel's threads wait for a core (spin-waits at the kernel's end still count).
+double cpu_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return 1e3 * static_cast<double>(ts.tv_sec) + 1e-6 * static_cast<double>(ts.tv_nsec);
+}
+
 std::vector<int64_t> parse_list(const char* s) {
   std::vector<int64_t> v;
   for (const char* p = s; *p;) {
@@ -159,11 +169,15 @@ int main(int argc, char** argv) {
   std::vector<int64_t> threads = {1, 2}, batches = {1, 8};
   int repeat = 20;
   std::string filter;
+  bool use_min = false;    // --stat min: the fastest run instead of the median (on a loaded machine)
+  bool cpu_clock = false;  // --clock cpu: process CPU time per thread instead of wall time
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
     if (!std::strcmp(argv[i], "--batch")) batches = parse_list(argv[i + 1]);
     if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--filter")) filter = argv[i + 1];
+    if (!std::strcmp(argv[i], "--stat")) use_min = !std::strcmp(argv[i + 1], "min");
+    if (!std::strcmp(argv[i], "--clock")) cpu_clock = !std::strcmp(argv[i + 1], "cpu");
   }
   auto ctx = std::make_shared<x86::Context>();
   ctx->options = x86_options_from_env();  // VITRT_MAX_ISA, VITRT_GEMM_TILE, ... as in a session
@@ -272,9 +286,10 @@ int main(int argc, char** argv) {
             args.workspace = ws_buf.p;
             args.workspace_bytes = b[which].info.workspace_bytes;
             args.num_threads = static_cast<int>(t);
-            const double t0 = now_ms();
+            const double t0 = cpu_clock ? cpu_ms() : now_ms();
             const Status s = b[which].kernel->run(args);
-            const double t1 = now_ms();
+            // CPU time over the threads: the wall time they would take on idle cores
+            const double t1 = cpu_clock ? t0 + (cpu_ms() - t0) / static_cast<double>(t) : now_ms();
             if (!s.ok()) {
               std::fprintf(stderr, "%s %s: %s\n", pb.model, shape, s.message().c_str());
               return 1;
@@ -284,7 +299,7 @@ int main(int argc, char** argv) {
         }
         for (int which = 0; which < 2; ++which) {
           std::sort(ms[which].begin(), ms[which].end());
-          med[which] = ms[which][ms[which].size() / 2];
+          med[which] = use_min ? ms[which].front() : ms[which][ms[which].size() / 2];
         }
         std::printf("%-6s %-34s %5lld %2lld %9.4f %9.4f %8.1f %8.1f %6.2f\n", pb.model, shape,
                     (long long)items, (long long)t, med[0], med[1], flops / (med[0] * 1e6),

@@ -84,26 +84,33 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   const int64_t ldc = s.n + 3;
   std::vector<float> cbuf((s.m + 2) * ldc, std::nanf(""));
   float* c = cbuf.data() + ldc + 1;
-  for (int64_t p = 0; p < panels; ++p) {
-    GemmPanel gp;
-    gp.a = a_packed ? a_tiles.data() : a.data();
-    gp.lda = a_packed ? 0 : s.k;
-    gp.a_packed = a_packed;
-    gp.m = s.m;
-    gp.k = s.k;
-    gp.b = packed.data() + p * s.k * g.nr;
-    gp.cols = std::min<int64_t>(g.nr, s.n - p * g.nr);
-    gp.c = c + p * g.nr;
-    gp.ldc = ldc;
-    gp.bias_cols = bias_cols ? bias_pad.data() + p * g.nr : nullptr;
-    gp.bias_rows = bias_rows ? br.data() : nullptr;
-    gp.act = act;
-    if (residual) {
-      gp.residual = r.data() + p * g.nr;
-      gp.ldr = s.n;
+  // With A packed, rows past the first row tile go in a second call (GemmPanel::a_row0), as Conv2d's row
+  // chunks do.
+  const int64_t split = a_packed && s.m > g.mr ? g.mr : s.m;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t r0 = 0; r0 < s.m; r0 = r0 == 0 ? split : s.m) {
+      const int64_t r1 = r0 == 0 ? split : s.m;
+      GemmPanel gp;
+      gp.a = a_packed ? a_tiles.data() : a.data() + r0 * s.k;
+      gp.lda = a_packed ? 0 : s.k;
+      gp.a_packed = a_packed;
+      gp.a_rows = x86::gemm_packed_a_rows(s.m, g.mr);
+      gp.a_row0 = r0;
+      gp.m = r1 - r0;
+      gp.k = s.k;
+      gp.b = packed.data() + p * s.k * g.nr;
+      gp.cols = std::min<int64_t>(g.nr, s.n - p * g.nr);
+      gp.c = c + r0 * ldc + p * g.nr;
+      gp.ldc = ldc;
+      gp.bias_cols = bias_cols ? bias_pad.data() + p * g.nr : nullptr;
+      gp.bias_rows = bias_rows ? br.data() + r0 : nullptr;
+      gp.act = act;
+      if (residual) {
+        gp.residual = r.data() + r0 * s.n + p * g.nr;
+        gp.ldr = s.n;
+      }
+      g.panel(gp);
     }
-    g.panel(gp);
-  }
   int bad = 0, touched = 0;
   for (int64_t i = -1; i <= s.m; ++i)
     for (int64_t j = -1; j < s.n + 2; ++j) {

@@ -53,12 +53,16 @@ void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, f
 }
 
 void gemm_pack_a(const float* a, int64_t lda, int64_t m, int64_t k, int mr, float* dst) {
-  for (int64_t t = 0; t * mr < m; ++t) {
-    float* tile = dst + t * mr * k;
-    const int64_t rows = std::min<int64_t>(mr, m - t * mr);
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t r = 0; r < rows; ++r) tile[kk * mr + r] = a[(t * mr + r) * lda + kk];
-      for (int64_t r = rows; r < mr; ++r) tile[kk * mr + r] = 0.0f;
+  const int64_t mp = gemm_packed_a_rows(m, mr), block = gemm_k_block(k);
+  for (int64_t k0 = 0; k0 < k; k0 += block) {
+    const int64_t kc = std::min(block, k - k0);
+    for (int64_t t = 0; t * mr < mp; ++t) {
+      float* tile = dst + k0 * mp + t * mr * kc;
+      for (int64_t j = 0; j < kc; ++j)
+        for (int64_t r = 0; r < mr; ++r) {
+          const int64_t row = t * mr + r;
+          tile[j * mr + r] = row < m ? a[row * lda + k0 + j] : 0.0f;
+        }
     }
   }
 }

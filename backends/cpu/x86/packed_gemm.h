@@ -35,9 +35,12 @@ inline GemmAct gemm_act(Activation a) {
 struct GemmPanel {
   const float* a = nullptr;  // A[0, 0], row-major with leading dimension lda (or packed: a_packed)
   int64_t lda = 0;
-  // A packed by gemm_pack_a with this tile's MR: `a` is the row tile holding row 0 (a tile boundary) and lda
-  // is not used. Each register tile then reads A as one contiguous stream, whatever A's row stride.
+  // A packed by gemm_pack_a with this tile's MR: `a` is the packed matrix, a_rows its rows (padded to MR),
+  // a_row0 the packed row that is row 0 here (a multiple of MR); lda is not used. Each K block of each
+  // register tile is then one contiguous run of A, and the blocks of all tiles follow each other in the order
+  // the panel reads them.
   bool a_packed = false;
+  int64_t a_rows = 0, a_row0 = 0;
   int64_t m = 0, k = 0;
   const float* b = nullptr;  // the packed panel: k × NR
   int64_t cols = 0;
@@ -78,11 +81,22 @@ inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
 // Packs row-major B [k, n] (leading dimension ldb: C = A·B) into ceil(n / nr) panels, zero past n.
 void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
-// Packs row-major A [m, k] (leading dimension lda) into ceil(m / mr) row tiles of k × mr floats: tile t holds
-// rows [t·mr, t·mr + mr) column by column (A[t·mr + r, kk] at kk·mr + r), zero past m; dst holds
-// gemm_packed_a_floats(m, k, mr). Conv2d packs its weight so at plan time (GemmPanel::a_packed).
+// K is cut into equal blocks of at most kGemmMaxBlockK (the last one possibly shorter, never a short tail
+// that reloads and stores C for little work): the size of each but the last.
+constexpr int64_t kGemmMaxBlockK = 192;
+inline int64_t gemm_k_block(int64_t k) {
+  const int64_t blocks = (k + kGemmMaxBlockK - 1) / kGemmMaxBlockK;
+  return blocks > 0 ? (k + blocks - 1) / blocks : 0;
+}
+// Packs row-major A [m, k] (leading dimension lda), rows padded with zeros to mp = ceil(m / mr)·mr, in the
+// order the panel reads it: K block by K block (gemm_k_block: block b holds columns [k0, k0 + kc) and starts
+// at k0·mp), and in each, row tile by row tile (tile t at t·mr·kc), kc columns of mr rows (A[t·mr + r, k0 +
+// j] at j·mr + r). dst holds gemm_packed_a_floats(m, k, mr). Conv2d packs its weight so at plan time.
+inline int64_t gemm_packed_a_rows(int64_t m, int mr) {
+  return (m + mr - 1) / mr * mr;
+}
 inline int64_t gemm_packed_a_floats(int64_t m, int64_t k, int mr) {
-  return (m + mr - 1) / mr * mr * k;
+  return gemm_packed_a_rows(m, mr) * k;
 }
 void gemm_pack_a(const float* a, int64_t lda, int64_t m, int64_t k, int mr, float* dst);
 // The rows of A that one pass over all of B's panels multiplies: kept in L2 while the panels stream past.

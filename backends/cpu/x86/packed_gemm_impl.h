@@ -16,9 +16,8 @@ namespace vitrt {
 namespace x86 {
 namespace gemm_impl {
 
-// K is cut into equal blocks of at most kMaxBlockK rows: one block of the panel (at most 192 × 64 × 4 = 48
-// KB) stays in L1/L2 while the row tiles pass, and C is loaded and stored once per block.
-constexpr int64_t kMaxBlockK = 192;
+// K is cut into equal blocks of at most kGemmMaxBlockK rows (gemm_k_block): one block of the panel (at most
+// 192 × 64 × 4 = 48 KB) stays in L1/L2 while the row tiles pass, and C is loaded and stored once per block.
 
 template <class T, int R, int NV>
 inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
@@ -75,8 +74,8 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
       for (int v = 0; v < NV; ++v) acc[r][v] = T::loadn(c + r * ldc + v * W, valid[v]);
   }
   using P = typename ProductOps<T>::type;
-  if (p.a_packed)  // row tiles of T::kRows rows, k-major (gemm_pack_a): R <= kRows of them are read
-    fma_tile<P, R, NV>(acc, p.a + row0 * p.k + k0 * T::kRows, 1, T::kRows, p.b + k0 * NR, NR, kc);
+  if (p.a_packed)  // this K block's row tile of T::kRows rows (gemm_pack_a): R <= kRows of them are read
+    fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * NR, NR, kc);
   else
     fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
@@ -127,9 +126,7 @@ void panel(const GemmPanel& p) {
         tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, 0, 0, true, true);
     return;
   }
-  // Equal blocks, so the last one is not a short tail that reloads and stores C for little work.
-  const int64_t blocks = (p.k + kMaxBlockK - 1) / kMaxBlockK;
-  const int64_t block = (p.k + blocks - 1) / blocks;
+  const int64_t block = gemm_k_block(p.k);
   for (int64_t k0 = 0; k0 < p.k; k0 += block) {
     const int64_t kc = std::min(block, p.k - k0);
     const bool first = k0 == 0, last = k0 + kc == p.k;

@@ -255,7 +255,8 @@ struct SessionOptions {
   std::string disabled_passes;          // comma-separated planner passes to skip, or "all"
   bool profile = false;                 // accumulate each step's time (Session::steps()[i].seconds)
   bool preserve_intermediates = false;  // every tensor readable after a run (TensorInfo::data)
-  // bf16: Linear in bf16 with fp32 sums where the CPU has AVX512-BF16, else fp32 (PlanInfo::precision).
+  // bf16: Linear and attention products in bf16 with fp32 sums where the CPU has AVX512-BF16, else fp32
+  // (PlanInfo::precision).
   vitrt_precision_t precision = VITRT_PRECISION_FP32;
 };
 

@@ -5,7 +5,9 @@
 // - Plain: flash attention (flash_attention.h). Items (batch, head, block of 32 query rows), split over the
 //   threads, each run against all keys, kb at a time with an online softmax. No Nq x Nk matrix: the
 //   per-thread scratch is one (batch, head)'s K (and V where the head dim is not a multiple of 16), packed
-//   once per head by the thread, one score block and the output accumulators.
+//   once per head by the thread, one score block and the output accumulators. Under session precision bf16
+//   with AVX512-BF16 (ctx->bf16), the bf16 block instead (attention_bf16.h): both products with bf16 operands
+//   and fp32 sums, the softmax in fp32; its scratch holds the head's Kᵀ and V in pairs.
 // - With score terms (bias, mask), the scores output or the scale on q (LaViT's VA layers and Swin's window
 //   attention, few keys: N' = 49 at 224): the whole score block [32, Nk] is computed at once
 //   (lavit_attention_impl.h score_block), the bias and mask added, the scores written out, then softmax·V.
@@ -14,6 +16,7 @@
 #include <limits>
 
 #include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/attention_bf16.h"
 #include "backends/cpu/x86/flash_attention.h"
 #include "backends/cpu/x86/lavit_attention_simd.h"
 #include "backends/cpu/x86/x86_internal.h"
@@ -71,11 +74,29 @@ bool flash_sizes(int64_t nk, int64_t d, int threads, FlashSizes* z) {
          z->total <= std::numeric_limits<int64_t>::max() / 4;
 }
 
+// The bf16 path's keys per step and workspace floats (per thread: attn_bf16_scratch_floats); false on
+// overflow.
+bool bf16_sizes(int64_t nk, int64_t d, int threads, int64_t* kb, int64_t* per_thread, int64_t* total) {
+  const int64_t nkp = flash_up(nk, 16);
+  *kb = nkp < kKeyBlock ? nkp : kKeyBlock;
+  int64_t dpad = 0, bound = 0;  // every term of attn_bf16_scratch_floats is at most a few kb·dpad
+  if (!checked_add(d, int64_t{16}, &dpad) || !checked_mul(*kb + 64, dpad, &bound) ||
+      !checked_mul(bound, int64_t{8}, &bound))
+    return false;
+  *per_thread = attn_bf16_scratch_floats(kQueryBlock, *kb, d);
+  return checked_mul(*per_thread, int64_t{threads}, total) &&
+         *total <= std::numeric_limits<int64_t>::max() / 4;
+}
+
 // The plain path (see the top of the file).
 class AttentionKernel final : public ref::RefKernel {
  public:
-  AttentionKernel(const KernelPlan& plan, const FlashSimd* simd, const SoftmaxAttentionAttrs& a)
-      : RefKernel(plan), simd_(simd), a_(a), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+  AttentionKernel(const KernelPlan& plan, const FlashSimd* simd, bool bf16, const SoftmaxAttentionAttrs& a)
+      : RefKernel(plan),
+        simd_(simd),
+        bf16_(bf16),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -92,6 +113,7 @@ class AttentionKernel final : public ref::RefKernel {
       return Status::Ok();
     }
     const int nt = run_threads(args, planned_threads_);
+    if (bf16_) return compute_bf16(o, out, nt, args);
     FlashSizes z;
     if (!flash_sizes(nk, d, nt, &z) || !args.workspace ||
         args.workspace_bytes < static_cast<size_t>(z.total) * sizeof(float))
@@ -143,8 +165,48 @@ class AttentionKernel final : public ref::RefKernel {
     return Status::Ok();
   }
 
+  // Items (batch, head, block of 32 query rows) as above, each through attention_block_bf16, which packs the
+  // head's Kᵀ and V in pairs into the thread's scratch for its first block of that head.
+  Status compute_bf16(const Operands& o, float* out, int nt, const KernelArgs& args) {
+    const SoftmaxAttentionLayout& l = o.l;
+    const int64_t heads = l.heads, d = l.head_dim, batch = l.batch, nq = l.nq, nk = l.nk, c = l.c;
+    int64_t kb = 0, per = 0, total = 0;
+    if (!bf16_sizes(nk, d, nt, &kb, &per, &total) || !args.workspace ||
+        args.workspace_bytes < static_cast<size_t>(total) * sizeof(float))
+      return fail("workspace smaller than these shapes need (larger than planned?)");
+    float* ws = static_cast<float*>(args.workspace);
+    const int64_t qblocks = (nq + kQueryBlock - 1) / kQueryBlock;
+    ThreadPool::parallel_for(batch * heads * qblocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      AttnBf16Block blk;
+      blk.q_stride = l.q_stride;
+      blk.k_stride = l.k_stride;
+      blk.v_stride = l.v_stride;
+      blk.nk = nk;
+      blk.d = d;
+      blk.kb = kb;
+      blk.scale = a_.scale;
+      blk.out_stride = c;
+      blk.scratch = ws + tid * per;
+      int64_t have = -1;  // the (batch, head) whose pairs are in scratch when one key block holds all keys
+      for (int64_t it = lo; it < hi; ++it) {
+        const int64_t qbk = it % qblocks, bh = it / qblocks, h = bh % heads, b = bh / heads;
+        blk.kt_ready = nk <= kb && bh == have;
+        have = bh;
+        const int64_t i0 = qbk * kQueryBlock;
+        blk.nq = nq - i0 < kQueryBlock ? nq - i0 : kQueryBlock;
+        blk.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
+        blk.k = o.k + b * l.k_batch + h * d;
+        blk.v = o.v + b * l.v_batch + h * d;
+        blk.out = out + (b * nq + i0) * c + h * d;
+        attention_block_bf16(blk);
+      }
+    });
+    return Status::Ok();
+  }
+
  private:
   const FlashSimd* simd_;
+  bool bf16_;
   SoftmaxAttentionAttrs a_;
   int planned_threads_;
 };
@@ -272,10 +334,17 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
     return Status::Ok();
   }
   const FlashSimd* flash = ctx->isa == X86Isa::kAvx512 ? flash_simd_avx512() : flash_simd_avx2();
+  if (ctx->bf16) {
+    int64_t kb = 0, per = 0, total = 0;
+    if (!bf16_sizes(nk, d, threads, &kb, &per, &total)) return Status::Ok();
+    info->workspace_bytes = static_cast<size_t>(total) * sizeof(float);
+    *kernel = std::make_unique<AttentionKernel>(plan, flash, true, *a);
+    return Status::Ok();
+  }
   FlashSizes z;
   if (!flash_sizes(nk, d, threads, &z)) return Status::Ok();
   info->workspace_bytes = static_cast<size_t>(z.total) * sizeof(float);
-  *kernel = std::make_unique<AttentionKernel>(plan, flash, *a);
+  *kernel = std::make_unique<AttentionKernel>(plan, flash, false, *a);
   return Status::Ok();
 }
 

@@ -14,6 +14,10 @@ vitrt-convert, export ONNX (opset 14), then time
 and the GEMM ceiling (oneDNN sgemm 1024^3, vitrt_gemm_ceiling) in the same run. Prints a table (latency, ratios,
 GFLOP/s, % of ceiling) or --json. vitrt_gemm_ceiling is built only where oneDNN is installed (libdnnl-dev:
 tools/setup.sh --bench, then reconfigure); without it the run goes on and reports no ceiling. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
+
+--precision bf16: vitrt runs `--precision bf16` (docs/architecture.md §7.1; the table says what ran), vitrt fp32
+is timed too for the bf16 speed-up, and PyTorch under `torch.autocast("cpu", dtype=torch.bfloat16)` joins as a
+peer (ONNX Runtime's CPU provider has no bf16, so it stays fp32). Logits are then checked against PyTorch fp32.
 """
 import argparse
 import importlib
@@ -85,7 +89,9 @@ def torch_worker(a):
     model.load_state_dict(torch.load(a.state, map_location="cpu"))
     x = torch.from_numpy(np.load(a.input))
     ms = []
-    with torch.inference_mode():
+    # bf16: PyTorch's own mixed precision on the CPU (its bf16 GEMMs through oneDNN where the CPU has them).
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16")
+    with torch.inference_mode(), autocast:
         for _ in range(a.warmup):
             y = model(x)
         for _ in range(a.repeat):
@@ -93,7 +99,7 @@ def torch_worker(a):
             y = model(x)
             ms.append((time.perf_counter() - t0) * 1e3)
     print(json.dumps({"median_ms": median(ms), "min_ms": min(ms), "torch": torch.__version__,
-                      "threads": torch.get_num_threads(), "output": y.flatten().tolist()}))
+                      "threads": torch.get_num_threads(), "output": y.float().flatten().tolist()}))
 
 
 # ---------------------------------------------------------------------------------------------- preparation
@@ -176,19 +182,21 @@ def run_json(cmd, env=None):
         return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def time_vitrt(a, p, batch):
+def time_vitrt(a, p, batch, precision):
     out = run_json([a.vitrt, "bench", "-m", p["vmodel"], "--batch", str(batch), "--threads", str(a.threads),
-                    "--backend", a.backend, "--repeat", str(a.repeat), "--warmup", str(a.warmup), "--json"])
+                    "--backend", a.backend, "--repeat", str(a.repeat), "--warmup", str(a.warmup), "--json",
+                    "--precision", precision])
     row = out["rows"][0]
-    return {"median_ms": row["median_ms"], "min_ms": row["min_ms"], "backend": row["backend"]}
+    return {"median_ms": row["median_ms"], "min_ms": row["min_ms"], "backend": row["backend"],
+            "precision": row.get("precision", "fp32")}
 
 
 def vitrt_logits(a, p):
     import numpy as np
     o = os.path.join(p["dir"], "vitrt_out.npy")
     subprocess.run([a.vitrt, "run", "-m", p["vmodel"], "-i", p["input"], "-o", o, "--backend", a.backend,
-                    "--threads", str(a.threads), "--batch", str(p["shape"][0])], check=True,
-                   stdout=subprocess.DEVNULL)
+                    "--threads", str(a.threads), "--batch", str(p["shape"][0]), "--precision", a.precision],
+                   check=True, stdout=subprocess.DEVNULL)
     return np.load(o).flatten()
 
 
@@ -223,12 +231,12 @@ def pick_openblas_core(a):
     return best, speeds
 
 
-def time_torch(a, name, factory, kwargs, p):
+def time_torch(a, name, factory, kwargs, p, precision="fp32"):
     env = torch_env(a.openblas_core)
     return run_json(["/usr/bin/python3", os.path.abspath(__file__), "--torch-worker", "--factory", factory,
                      "--kwargs", json.dumps(kwargs), "--state", p["state"], "--input", p["input"],
                      "--threads", str(a.threads), "--repeat", str(a.repeat), "--warmup", str(a.warmup),
-                     "--reference-module", a.reference_module], env=env)
+                     "--reference-module", a.reference_module, "--precision", precision], env=env)
 
 
 def time_ort(a, p):
@@ -258,6 +266,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: vitrt --precision bf16 (and fp32, for the speed-up), PyTorch bf16 autocast as a peer")
     ap.add_argument("--node-dir", default=None, help="folder holding node_modules/onnxruntime-node")
     ap.add_argument("--work", default=None, help="scratch folder for checkpoints/models (default BUILD/bench-work)")
     ap.add_argument("--skip", default="", help="comma list of peers to skip: torch,ort")
@@ -302,12 +312,19 @@ def main():
             log(f"[{name} batch {batch}] preparing")
             p = prepare(a, name, factory, kwargs, batch, work)
             row = {"model": name, "batch": batch, "threads": a.threads, "gflop": p["gflop"]}
-            log(f"[{name} batch {batch}] vitrt")
-            row["vitrt"] = time_vitrt(a, p, batch)
+            log(f"[{name} batch {batch}] vitrt ({a.precision})")
+            row["vitrt"] = time_vitrt(a, p, batch, a.precision)
+            if a.precision == "bf16":
+                log(f"[{name} batch {batch}] vitrt (fp32)")
+                row["vitrt_fp32"] = time_vitrt(a, p, batch, "fp32")
             if "torch" not in skip:
                 log(f"[{name} batch {batch}] pytorch")
                 t = time_torch(a, name, factory, kwargs, p)
                 row["torch"] = {k: t[k] for k in ("median_ms", "min_ms", "torch", "threads")}
+                if a.precision == "bf16":
+                    log(f"[{name} batch {batch}] pytorch bf16 autocast")
+                    tb = time_torch(a, name, factory, kwargs, p, "bf16")
+                    row["torch_bf16"] = {k: tb[k] for k in ("median_ms", "min_ms")}
                 try:
                     v = vitrt_logits(a, p)
                     ref = np.array(t["output"], dtype=np.float64)
@@ -332,7 +349,11 @@ def main():
             r["ratio_vs_torch"] = v / r["torch"]["median_ms"]
         if "ort" in r:
             r["ratio_vs_ort"] = v / r["ort"]["median_ms"]
-    result = {"threads": a.threads, "repeat": a.repeat, "warmup": a.warmup,
+        if "torch_bf16" in r:
+            r["ratio_vs_torch_bf16"] = v / r["torch_bf16"]["median_ms"]
+        if "vitrt_fp32" in r:
+            r["bf16_speedup"] = r["vitrt_fp32"]["median_ms"] / v
+    result = {"threads": a.threads, "precision": a.precision, "repeat": a.repeat, "warmup": a.warmup,
               "gemm_ceiling_gflops": {str(k): v for k, v in ceil.items()},
               "gemm_ceiling_runs": [ceiling, ceiling2] if ceiling is not None else [], "torch_openblas_core": a.openblas_core,
               "torch_openblas_core_gflops": blas_speeds, "rows": rows}
@@ -349,6 +370,20 @@ def main():
               + (" (sgemm 1024^3: " + ", ".join(f"{c} {g:.0f}" for c, g in blas_speeds.items()) + " GFLOP/s)"
                  if blas_speeds else ""))
     print(f"threads {a.threads}, median of {a.repeat} runs after {a.warmup} warm-up; ratio = vitrt / peer (< 1: vitrt faster)")
+    if a.precision == "bf16":
+        for prec in sorted({r["vitrt"]["precision"] for r in rows}):
+            print(f"vitrt precision: {prec}")
+        print("| model | batch | GFLOP | vitrt bf16 ms | vitrt fp32 ms | bf16 speed-up | PyTorch bf16 ms | PyTorch fp32 ms "
+              "| ORT fp32 ms | vs PyTorch bf16 | vs PyTorch fp32 | vs ORT | max |Δlogit| vs fp32 |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            f = lambda k: f"{r[k]['median_ms']:.2f}" if k in r else "-"  # noqa: E731
+            g = lambda k: f"{r[k]:.2f}" if k in r else "-"  # noqa: E731
+            dl = f"{r['max_abs_logit_diff_vs_torch']:.1e}" if "max_abs_logit_diff_vs_torch" in r else "-"
+            print(f"| {r['model']} | {r['batch']} | {r['gflop']:.2f} | {f('vitrt')} | {f('vitrt_fp32')} | "
+                  f"{g('bf16_speedup')} | {f('torch_bf16')} | {f('torch')} | {f('ort')} | {g('ratio_vs_torch_bf16')} | "
+                  f"{g('ratio_vs_torch')} | {g('ratio_vs_ort')} | {dl} |")
+        return
     print("| model | batch | GFLOP | vitrt ms | PyTorch ms | ORT ms | vs PyTorch | vs ORT | vitrt GFLOP/s | % ceiling | max |Δlogit| |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:

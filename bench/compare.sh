@@ -2,6 +2,7 @@
 # vitrt vs PyTorch (tuned) vs ONNX Runtime in one run. Usage: bench/compare.sh [BUILD_DIR] [compare.py options]
 #   e.g. bench/compare.sh build --repeat 20   (the default suite: DeiT-Tiny, SOFT-Tiny, lavit_tiny, PVT v2-b0 at
 #   batch 1 and 8, SOFT-Tiny at 448² and 896² batch 1) [--json] [--model 'soft_448=soft_tiny:{"img_size":448}@1']
+#   [--precision bf16]: vitrt bf16 next to vitrt fp32, with PyTorch bf16 autocast as a peer.
 # Installs onnxruntime-node@1.30.0 (--ignore-scripts) into BUILD_DIR/bench-node on first use (never committed).
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)

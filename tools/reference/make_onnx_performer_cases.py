@@ -11,11 +11,13 @@ the planner recognises it, plans to PerformerAttention). Run by ctest (fixture `
 Writes DIR/<case>.onnx (opset 17, dynamic batch), DIR/<case>.input.npy [2,3,32,32], DIR/<case>.logits64.npy,
 DIR/<case>.logits32.npy and DIR/manifest.json ({"cases": {name: {"blocks": attention blocks}}}).
 
-Cases (32x32 images, patch 8, width 48, 3 heads of d = 16, m = int(16·ln 16) = 44 features, 5 classes):
-  softmax: depth 2, FAVOR+ with current lucidrains' per-(batch, head) key max;
-  softmax_global: depth 1, the older versions' one key max over the whole batch ("couples_batch": an image's
-    logits depend on the other images, so they match PyTorch's only at the fixture's batch of 2);
-  generalized: depth 1, the ReLU kernel.
+Cases (32x32 images, patch 8, 3 heads, m = int(d·ln d) features, 5 classes):
+  softmax: width 48 (d = 16, m = 44), depth 2, FAVOR+ with current lucidrains' per-(batch, head) key max;
+  softmax_global: width 192 (d = 64 as in ViT-Tiny to Base, m = 266: the export computes (d^-1/4)² in
+    float32, 0.12499999, a float step from PyTorch's 0.125), depth 1, the older versions' one key max over the whole batch
+    ("couples_batch": an image's logits depend on the other images, so they match PyTorch's only at the
+    fixture's batch of 2);
+  generalized: width 60 (d = 20), depth 1, the ReLU kernel.
 """
 import argparse
 import json
@@ -36,15 +38,16 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(20261126)
     gen = torch.Generator().manual_seed(7)
-    specs = {"softmax": (2, False, "per_head"), "softmax_global": (1, False, "global"),
-             "generalized": (1, True, "per_head")}
+    specs = {"softmax": (48, 2, False, "per_head"), "softmax_global": (192, 1, False, "global"),
+             "generalized": (60, 1, True, "per_head")}
     cases = {}
-    for name, (depth, generalized, key_max) in specs.items():
+    for name, (width, depth, generalized, key_max) in specs.items():
         def attn(dim, heads, generalized=generalized, key_max=key_max):
             return PerformerAttention(dim, heads=heads, generalized_attention=generalized, key_max=key_max,
                                       generator=gen)
 
-        model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=48, depth=depth, num_heads=3,
+        model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=width, depth=depth,
+                                  num_heads=3,
                                   attn_factory=attn).eval()
         with torch.no_grad():  # timm's zero-initialised tokens and embeddings made non-trivial
             for p in (model.cls_token, model.pos_embed):

@@ -15,7 +15,8 @@
 //              (× 1, as the export writes 1.0 / x); out = Transpose(MatMul(Transpose(MatMul(φkᵀ, v)), φqᵀ))
 //              · Reshape(D⁻¹) [B,h,N,1]; Transpose (0,2,1,3) -> Reshape [B,N,C]
 // The rewrite checks what the tables cannot: every reduction's axes and keepdims, every constant equal to the
-// float the op uses (dn = d^-1/4, dn², 0.5, m^-1/2, the eps, 1), W a constant [m,d] read by both projections,
+// float the op uses (dn = d^-1/4, dn², m^-1/2 within two float steps, see kTracedScalarUlps; 0.5, the eps and
+// 1 exactly), W a constant [m,d] read by both projections,
 // the head split and merge head-major with one h and d, each Reshape producing the shape the formula needs,
 // and the fused op inferring the very shape the pattern produced. Every intermediate has its readers inside
 // the match. The `no_projection` option (softmax over features and tokens, no W) is another mechanism and no
@@ -115,11 +116,26 @@ Shape shape_of(const Graph& g, const Match& m, const std::string& value) {
   return at_batch1(g.tensors[m.tensor(value)].shape);
 }
 
-bool scalar_is(const Graph& g, const Match& m, const std::string& capture, float want) {
+// A float32 scalar constant (any rank, one value) that is `want` exactly, or with `ulps` > 0 within that many
+// float steps of it.
+bool scalar_is(const Graph& g, const Match& m, const std::string& capture, float want, int ulps = 0) {
   const Tensor& c = g.tensors[m.tensor(capture)];
-  return c.is_constant && c.dtype == DType::kFloat32 && c.shape.numel() == 1 && c.shape.rank <= 4 &&
-         c.constant.size >= sizeof(float) && *c.f32() == want;
+  if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 || c.shape.rank > 4 ||
+      c.constant.size < sizeof(float))
+    return false;
+  float lo = want, hi = want;
+  for (int i = 0; i < ulps; ++i) {
+    lo = std::nextafter(lo, -INFINITY);
+    hi = std::nextafter(hi, INFINITY);
+  }
+  return *c.f32() >= lo && *c.f32() <= hi;
 }
+
+// d^-1/4, its square and m^-1/2 as the export computes them: with dynamic shapes torch.onnx traces them as
+// float32 Pow ops on the sizes (the importer folds them), where the module in PyTorch (and the op,
+// performer_scalars) rounds the double result once, so the two differ by a float step or so (d = 64: the
+// export's dn² is 0.12499999, the op's 0.125). Within 2 steps is the same formula; anything else is not.
+constexpr int kTracedScalarUlps = 2;
 
 // The reduction of `value` runs over exactly `want` (axes of a rank-`rank` input, negative ones allowed).
 bool reduces(const Graph& g, const Match& m, const std::string& value, int rank, std::vector<int32_t> want,
@@ -138,7 +154,7 @@ bool features_ok(const Graph& g, const Match& m, const std::string& p, KeyMax ke
   const int64_t b = x[0], h = x[1], n = x[2], d = x[3];
   const Shape rows = g.tensors[m.tensor(p + ".rows")].shape;  // [B·h·N, d]: each row a token of one head
   if (rows.rank != 2 || rows[1] != d || shape_of(g, m, p + ".w_t") != Shape{d, mf} ||
-      shape_of(g, m, p + ".u") != Shape{b, h, n, mf} || !scalar_is(g, m, p + ".dn", sc.dn))
+      shape_of(g, m, p + ".u") != Shape{b, h, n, mf} || !scalar_is(g, m, p + ".dn", sc.dn, kTracedScalarUlps))
     return false;
   if (key_max == KeyMax::kNone) return scalar_is(g, m, p + ".eps", ref::kPerformerGeneralizedEps);
   const bool query = p == "q";
@@ -148,8 +164,9 @@ bool features_ok(const Graph& g, const Match& m, const std::string& p, KeyMax ke
                                                           reduces(g, m, p + ".max", 4, {0, 1, 2, 3}, true);
   return max_ok && reduces(g, m, p + ".sum_sq", 4, {3}, false) &&
          shape_of(g, m, p + ".g") == Shape{b, h, n, 1} && scalar_is(g, m, p + ".half", 0.5f) &&
-         scalar_is(g, m, p + ".dn_sq", sc.dn_sq) && scalar_is(g, m, p + ".eps", ref::kPerformerSoftmaxEps) &&
-         scalar_is(g, m, p + ".ratio", sc.ratio);
+         scalar_is(g, m, p + ".dn_sq", sc.dn_sq, kTracedScalarUlps) &&
+         scalar_is(g, m, p + ".eps", ref::kPerformerSoftmaxEps) &&
+         scalar_is(g, m, p + ".ratio", sc.ratio, kTracedScalarUlps);
 }
 
 bool rewrite_performer(const Graph& g, const Match& m, const PerformerPattern& pp, Node* fused) {

@@ -123,8 +123,9 @@ int run(int argc, char** argv, int* oom_exit) {
   app.add_option(
          "--emit", opt.emit,
          "fused: first-class attention ops | primitive: softmax attention, SOFT linear attention, LaViT "
-         "reused attention and attention residual as the plain ops PyTorch runs (the planner fuses them "
-         "back; SOFT-Norm's data-dependent inverse stays fused)")
+         "reused attention and attention residual, Performer as the plain ops PyTorch runs (the planner "
+         "fuses "
+         "them back; SOFT-Norm's data-dependent inverse stays fused)")
       ->check(CLI::IsMember({"fused", "primitive"}))
       ->capture_default_str();
   app.add_option("--attn", opt.attn,

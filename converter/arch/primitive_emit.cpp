@@ -5,6 +5,8 @@
 // copy it (0) or infer it (-1).
 #include "arch/primitive_emit.h"
 
+#include <cmath>
+
 namespace vitrt::convert {
 namespace {
 
@@ -191,6 +193,64 @@ int32_t linear_attention(GraphBuilder& b, const LinearAttentionAttrs& a, const s
   return merge_heads(b, b.op(OpType::kAdd, NoAttrs{}, {x, vc}, name + ".sum"), name, out_name);
 }
 
+// Performer (PerformerAttention, docs/linear_attention.md "Performer") as torch.onnx.export writes
+// tools/reference/vitrt_reference/attn_performer.py once the importer has lowered it (each Einsum as
+// Transpose / Reshape / MatMul, x² as x·x, 1/x as 1 ÷ x): the form fuse_performer_attention recognises.
+int32_t performer_attention(GraphBuilder& b, const PerformerAttentionAttrs& a, const std::vector<int32_t>& in,
+                            const std::string& name, const std::string& out_name) {
+  const int64_t h = a.heads, c = b.shape(in[0])[2], d = c / h, m = b.shape(in[3])[0];
+  // The scalars as PyTorch rounds them (Python doubles applied as float; the kernels' performer_scalars).
+  const double dn = std::pow(static_cast<double>(d), -0.25);
+  const float dn_f = static_cast<float>(dn), dn_sq = static_cast<float>(dn * dn);
+  const float ratio = static_cast<float>(std::pow(static_cast<double>(m), -0.5));
+  auto op2 = [&](OpType t, int32_t x, int32_t y, const std::string& n) {
+    return b.op(t, NoAttrs{}, {x, y}, name + "." + n);
+  };
+  auto scalar = [&](const std::string& n, float v) { return b.constant(name + "." + n, Shape{1}, {v}); };
+  auto reduce = [&](OpType t, int32_t x, std::vector<int32_t> axes, bool keep, const std::string& n) {
+    return b.op(t, ReduceMeanAttrs{std::move(axes), keep}, {x}, name + "." + n);
+  };
+  const int32_t q = split_heads(b, in[0], h, name + ".q"), k = split_heads(b, in[1], h, name + ".k");
+  const int32_t v = split_heads(b, in[2], h, name + ".v");
+  // φ(x) [B,h,N,m] of heads x [B,h,N,d]
+  auto features = [&](int32_t x, const std::string& p, bool query) {
+    const int32_t rows = reshape(b, op2(OpType::kMul, x, scalar(p + ".dn", dn_f), p + ".scaled"), {-1, d},
+                                 name + "." + p + ".rows");
+    const int32_t w_t = transpose(b, in[3], {1, 0}, name + "." + p + ".projection_t");
+    const int64_t n = b.shape(x)[2];
+    const int32_t u =
+        reshape(b, op2(OpType::kMatMul, rows, w_t, p + ".u_rows"), {-1, h, n, m}, name + "." + p + ".u");
+    if (a.kernel == PerformerKernel::kGeneralized)
+      return op2(OpType::kAdd, b.op(OpType::kRelu, NoAttrs{}, {u}, name + "." + p + ".relu"),
+                 scalar(p + ".eps", 1e-3f), p + ".phi");
+    int32_t g =
+        reduce(OpType::kReduceSum, op2(OpType::kMul, x, x, p + ".square"), {-1}, false, p + ".sum_sq");
+    g = op2(OpType::kMul, op2(OpType::kMul, g, scalar(p + ".half", 0.5f), p + ".half_sq"),
+            scalar(p + ".dn_sq", dn_sq), p + ".g_rows");
+    g = reshape(b, g, {0, 0, 0, 1}, name + "." + p + ".g");
+    const int32_t max = query ? reduce(OpType::kReduceMax, u, {-1}, true, p + ".max")
+                        : a.key_max == PerformerKeyMax::kGlobal
+                            ? reduce(OpType::kReduceMax, u, {0, 1, 2, 3}, false, p + ".max")
+                            : reduce(OpType::kReduceMax, u, {-1, -2}, true, p + ".max");
+    int32_t e = op2(OpType::kSub, op2(OpType::kSub, u, g, p + ".centred"), max, p + ".shifted");
+    e = op2(OpType::kAdd, b.op(OpType::kExp, NoAttrs{}, {e}, name + "." + p + ".exp"),
+            scalar(p + ".eps", 1e-4f), p + ".exp_eps");
+    return op2(OpType::kMul, e, scalar(p + ".ratio", ratio), p + ".phi");
+  };
+  const int32_t qf = features(q, "q", true), kf = features(k, "k", false);
+  const int32_t k_sum =
+      reshape(b, reduce(OpType::kReduceSum, kf, {-2}, false, "k_sum"), {0, 0, 0, 1}, name + ".k_sum.col");
+  const int32_t denom = reshape(b, op2(OpType::kMatMul, qf, k_sum, "denom.col"), {0, 0, 0}, name + ".denom");
+  const int32_t d_inv = op2(OpType::kDiv, scalar("one", 1.0f), denom, "d_inv");
+  const int32_t context =
+      op2(OpType::kMatMul, transpose(b, kf, {0, 1, 3, 2}, name + ".k.phi_t"), v, "context");
+  const int32_t product_t = op2(OpType::kMatMul, transpose(b, context, {0, 1, 3, 2}, name + ".context_t"),
+                                transpose(b, qf, {0, 1, 3, 2}, name + ".q.phi_t"), "product_t");
+  const int32_t o = op2(OpType::kMul, transpose(b, product_t, {0, 1, 3, 2}, name + ".product"),
+                        reshape(b, d_inv, {0, 0, 0, 1}, name + ".d_inv.col"), "attended");
+  return merge_heads(b, o, name, out_name);
+}
+
 }  // namespace
 
 bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const std::vector<int32_t>& inputs,
@@ -215,6 +275,10 @@ bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const st
       *outputs = {linear_attention(b, a, inputs, name, output_names[0])};
       return true;
     }
+    case OpType::kPerformerAttention:
+      *outputs = {
+          performer_attention(b, std::get<PerformerAttentionAttrs>(attrs), inputs, name, output_names[0])};
+      return true;
     default:
       return false;
   }

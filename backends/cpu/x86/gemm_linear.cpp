@@ -5,8 +5,10 @@
 // packed into column panels at plan time; run splits (panel, row chunk) tasks over the threads and allocates
 // nothing (oneDNN's execute allocates on every call, so it is kept only behind X86Options::use_onednn, i.e.
 // VITRT_X86_ONEDNN=1, for comparisons, and only in builds with backends/cpu/onednn). With session precision
-// bf16 on a CPU with AVX512-BF16 (ctx->bf16) the weight is packed in bf16 pairs and each run first rounds x
-// into pairs in the workspace (packed_gemm_bf16.h); the tiling, threading and epilogue are the same.
+// bf16 on a CPU with AVX512-BF16 (ctx->bf16) the weight is packed in bf16 pairs, and each thread rounds the
+// row chunk of x its task needs into pairs in its share of the workspace (packed_gemm_bf16.h), once per chunk
+// it takes in turn: no second parallel loop (a barrier per Linear is costly on a loaded machine). The tiling,
+// threading and epilogue are the same.
 #include <algorithm>
 #include <cstdio>
 
@@ -55,9 +57,12 @@ class GemmLinearKernel final : public ref::RefKernel {
   }
   bool ok() const { return packed_ && bias_; }
   const char* gemm_name() const { return gemm_->name; }
-  // bf16: x rounded into pairs at the planned rows (about half of x's own bytes).
+  // bf16: per planned thread, one row chunk of x in pairs (at most chunk_tiles(planned rows) row tiles).
+  int64_t thread_floats() const {
+    return bf16_ ? round16(chunk_tiles((planned_rows_ + gemm_->mr - 1) / gemm_->mr) * gemm_->mr * kp_) : 0;
+  }
   size_t workspace_bytes() const {
-    return bf16_ ? static_cast<size_t>(round16(planned_rows_ * kp_)) * sizeof(float) : 0;
+    return static_cast<size_t>(thread_floats() * planned_threads_) * sizeof(float);
   }
 
  protected:
@@ -71,15 +76,10 @@ class GemmLinearKernel final : public ref::RefKernel {
     if (m == 0 || n_ == 0) return Status::Ok();
     const int threads = run_threads(args, planned_threads_);
     const int64_t k = k_, kp = kp_;
-    const float* a = x;  // A as the GEMM reads it: x itself, or x in bf16 pairs (kp per row)
-    if (bf16_) {
-      VITRT_RETURN_IF_ERROR(check_workspace(args, m * kp));
-      float* pairs = static_cast<float*>(args.workspace);
-      ThreadPool::parallel_for(m, threads, [&](int64_t lo, int64_t hi, int) {
-        gemm_bf16_pack_rows(x + lo * k, k, hi - lo, k, pairs + lo * kp, kp);
-      });
-      a = pairs;
-    }
+    const bool bf16 = bf16_;
+    const int64_t per_thread = thread_floats();
+    if (bf16) VITRT_RETURN_IF_ERROR(check_workspace(args, per_thread * threads));
+    float* pairs = static_cast<float*>(args.workspace);
     if (bias) std::copy(bias, bias + n_, bias_.data());  // zero-padded to whole panels
     const int nr = gemm_->nr, mr = gemm_->mr;
     const int64_t panels = gemm_panels(n_, nr);
@@ -87,8 +87,8 @@ class GemmLinearKernel final : public ref::RefKernel {
     // A is the larger (more rows than columns) the threads split the rows, taking whole row chunks (balanced
     // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels.
     const int64_t row_tiles = (m + mr - 1) / mr;
-    const int64_t chunk_tiles = std::clamp<int64_t>(kGemmRowBlockBytes / (mr * kp * 4), 1, row_tiles);
-    int64_t chunks = (row_tiles + chunk_tiles - 1) / chunk_tiles;
+    // A chunk has at most chunk_tiles(row_tiles) tiles, however many chunks rows_first makes.
+    int64_t chunks = (row_tiles + chunk_tiles(row_tiles) - 1) / chunk_tiles(row_tiles);
     const bool rows_first = m > n_ && row_tiles >= 2 * threads;
     if (rows_first)
       chunks = std::min(row_tiles, (std::max<int64_t>(chunks, threads) + threads - 1) / threads * threads);
@@ -98,14 +98,20 @@ class GemmLinearKernel final : public ref::RefKernel {
     const float* bias_pad = bias ? bias_.data() : nullptr;
     const int64_t n = n_;
     const bool stream = m * n * 4 > kStreamBytes;
-    ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int) {
+    ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int tid) {
+      float* mine = bf16 ? pairs + tid * per_thread : nullptr;
+      int64_t have = -1;  // the row chunk in `mine`
       for (int64_t t = lo; t < hi; ++t) {
         const int64_t p = rows_first ? t % panels : t / chunks, c = rows_first ? t / panels : t % chunks;
         const int64_t r0 = std::min(m, c * row_tiles / chunks * mr),
                       r1 = std::min(m, (c + 1) * row_tiles / chunks * mr);
         if (r0 >= r1) continue;
         GemmPanel gp;
-        gp.a = a + r0 * kp;
+        if (bf16 && c != have) {
+          gemm_bf16_pack_rows(x + r0 * k, k, r1 - r0, k, mine, kp);
+          have = c;
+        }
+        gp.a = bf16 ? mine : x + r0 * k;
         gp.lda = kp;
         gp.m = r1 - r0;
         gp.k = kp;
@@ -135,6 +141,12 @@ class GemmLinearKernel final : public ref::RefKernel {
   int64_t kp_ = 0;  // the packed K: k_, or its bf16 pairs
   int64_t planned_rows_ = 0;
   bool bf16_ = false;
+
+  // Row tiles of a chunk of A that stays in L2 while the panels pass (at least one, at most all).
+  int64_t chunk_tiles(int64_t row_tiles) const {
+    return std::clamp<int64_t>(kGemmRowBlockBytes / (gemm_->mr * kp_ * 4), 1,
+                               std::max<int64_t>(row_tiles, 1));
+  }
   AlignedFloats packed_, bias_;
 };
 

@@ -94,7 +94,10 @@ typedef struct vitrt_session_options {
                                 * Copied at creation. */
   int32_t preserve_intermediates; /* nonzero: no arena reuse, so every tensor is readable after a run
                                    * (vitrt_tensor_info_t.data); needs more memory. Default 0 */
-  /* API version 4: */
+  /* API version 4. reserved_v4 fills what was version 3's tail padding (its struct_size counts those bytes,
+   * which an old caller never wrote): the library never reads it, so precision lies past any version-3
+   * struct_size and an older caller gets the default. */
+  int32_t reserved_v4;
   vitrt_precision_t precision; /* default VITRT_PRECISION_FP32; another value is VITRT_ERR_INVALID_ARGUMENT */
 } vitrt_session_options_t;
 

@@ -270,6 +270,27 @@ static void test_plan_report(const vitrt_model_t* model, const float* input) {
   EXPECT(vitrt_session_run(s, input, 1, logits, classes) == VITRT_OK, "bf16 run: %s",
          vitrt_last_error_message());
   vitrt_session_free(s);
+  /* A caller built against API version 3 passes a struct_size that ends after preserve_intermediates'
+   * padding; whatever those padding bytes hold (here 0xAA), it gets an fp32 session. */
+  {
+    unsigned char raw[sizeof(vitrt_session_options_t)];
+    vitrt_session_options_t d = vitrt_session_default_options();
+    memcpy(raw, &d, sizeof raw);
+    memset(raw + offsetof(vitrt_session_options_t, reserved_v4), 0xAA,
+           sizeof raw - offsetof(vitrt_session_options_t, reserved_v4));
+    vitrt_session_options_t v3;
+    memcpy(&v3, raw, sizeof v3);
+    v3.struct_size = offsetof(vitrt_session_options_t, reserved_v4) + sizeof(int32_t);
+    EXPECT(v3.struct_size <= offsetof(vitrt_session_options_t, precision),
+           "version 3 size excludes precision");
+    s = NULL;
+    EXPECT(vitrt_session_create(model, &v3, &s) == VITRT_OK && s != NULL, "version 3 options: %s",
+           vitrt_last_error_message());
+    EXPECT(
+        vitrt_session_get_plan(s, &plan) == VITRT_OK && plan.precision && strcmp(plan.precision, "fp32") == 0,
+        "version 3 caller runs fp32: %s", plan.precision ? plan.precision : "(null)");
+    vitrt_session_free(s);
+  }
   o.precision = (vitrt_precision_t)7;
   s = NULL;
   EXPECT_ERROR(vitrt_session_create(model, &o, &s), VITRT_ERR_INVALID_ARGUMENT, "precision");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The C API's session handle: options, creation, running, memory.
+#include <cstddef>
+
 #include "capi/capi_internal.h"
 
 using namespace vitrt::capi;
@@ -36,6 +38,7 @@ vitrt_session_options_t vitrt_session_default_options(void) {
   o.profile = 0;
   o.disabled_passes = nullptr;
   o.preserve_intermediates = 0;
+  o.reserved_v4 = 0;
   o.precision = VITRT_PRECISION_FP32;
   return o;
 }
@@ -64,6 +67,22 @@ vitrt_status_t vitrt_precision_from_name(const char* name, vitrt_precision_t* ou
                 std::string("unknown precision '") + name + "' (expected fp32 or bf16)");
   });
 }
+
+namespace {
+// vitrt_session_options_t as API version 3 laid it out: a version-4 field must start at or after its size, or
+// a version-3 caller's struct_size would cover it (vitrt.h, reserved_v4).
+struct SessionOptionsV3 {
+  size_t struct_size;
+  vitrt_backend_t backend;
+  int32_t num_threads, max_batch;
+  uint64_t max_memory_bytes;
+  int32_t opt_level, profile;
+  const char* disabled_passes;
+  int32_t preserve_intermediates;
+};
+static_assert(offsetof(vitrt_session_options_t, precision) >= sizeof(SessionOptionsV3),
+              "API version 4's precision must lie past every version-3 struct_size");
+}  // namespace
 
 vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_session_options_t* options,
                                     vitrt_session_t** out) {

@@ -78,6 +78,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kPerformerAttention, B::PERFORMER_ATTENTION, O::PerformerAttentionOptions),
     stored(OpType::kNystromAttention, B::NYSTROM_ATTENTION, O::NystromAttentionOptions),
     stored(OpType::kSelectiveKernel, B::SELECTIVE_KERNEL, O::SelectiveKernelOptions),
+    stored(OpType::kScatterND, B::SCATTER_ND, O::ScatterNDOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -233,6 +233,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
                      .Union();
       break;
     }
+    case OpType::kScatterND: {
+      const auto& a = std::get<ScatterNDAttrs>(node.attrs);
+      e.offset = fb::CreateScatterNDOptions(fbb, static_cast<fb::ScatterReduction>(a.reduction)).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -568,6 +573,13 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const std::string why = selective_kernel_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": SelectiveKernel options: " + why);
       *out = a;
+      break;
+    }
+    case OpType::kScatterND: {
+      // Shapes are checked by the op's shape inference, index values by its kernels, naming the op.
+      const int reduction = static_cast<int>(op.options_as_ScatterNDOptions()->reduction());
+      if (reduction < 0 || reduction >= kNumScatterReductions) return bad_enum("reduction");
+      *out = ScatterNDAttrs{static_cast<ScatterReduction>(reduction)};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

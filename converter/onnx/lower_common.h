@@ -63,6 +63,8 @@ std::map<std::string, Entry> gather_elements_entries();
 std::map<std::string, Entry> top_k_entries();
 // Resize (lower_resize.cpp).
 std::map<std::string, Entry> resize_entries();
+// ScatterND on activations (lower_scatter_nd.cpp).
+std::map<std::string, Entry> scatter_nd_entries();
 
 // The entries of the Reduce* ops (lower_reduce.cpp), by ONNX op type.
 std::map<std::string, Entry> reduction_entries();

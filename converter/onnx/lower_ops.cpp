@@ -835,6 +835,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::gather_elements_entries());
     all.merge(lowering::top_k_entries());
     all.merge(lowering::resize_entries());
+    all.merge(lowering::scatter_nd_entries());
     return all;
   }();
   return t;

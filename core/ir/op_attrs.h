@@ -465,15 +465,28 @@ struct SelectiveKernelAttrs {
   SelectiveKernelActivation z_activation = SelectiveKernelActivation::kRelu;
 };
 
+// ScatterND (ONNX ScatterND): out = data, then for each index tuple t (in order) the slice
+// out[indices[t, 0], …, indices[t, k-1], …] combined with updates[t, …]: replaced (kNone), or added,
+// multiplied, or its max / min taken elementwise. Input 1 holds the tuples as float32 values [..., k]: each
+// an integer in [0, data's dim), exact as shape inference refuses a dim over 2^24 among the first k (the
+// importer wraps ONNX's negative indices and takes only constant ones). updates has the indices' shape
+// without its last axis, then data's shape from axis k on. Values match `ScatterReduction` in the schema.
+enum class ScatterReduction : int8_t { kNone = 0, kAdd = 1, kMul = 2, kMax = 3, kMin = 4 };
+constexpr int kNumScatterReductions = 5;
+struct ScatterNDAttrs {
+  ScatterReduction reduction = ScatterReduction::kNone;
+};
+
 struct NoAttrs {};
 
-using OpAttrs = std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs,
-                             ConcatAttrs, SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs,
-                             SoftmaxAttrs, SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs,
-                             LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
-                             UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs,
-                             ExpandAttrs, SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs,
-                             CumSumAttrs, GatherElementsAttrs, TopKAttrs, ResizeAttrs, ExternalAttentionAttrs,
-                             PerformerAttentionAttrs, NystromAttentionAttrs, SelectiveKernelAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
+                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
+                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
+                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
+                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
+                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
+                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs,
+                 SelectiveKernelAttrs, ScatterNDAttrs>;
 
 }  // namespace vitrt

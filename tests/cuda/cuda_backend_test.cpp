@@ -170,7 +170,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kPerformerAttention,
 
                    OpType::kNystromAttention,
-                   OpType::kSelectiveKernel})
+                   OpType::kSelectiveKernel,
+                   OpType::kScatterND})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -64,6 +64,7 @@ Status create_arg_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, K
 Status create_trilu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_cum_sum(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_gather_elements(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_scatter_nd(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_top_k(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 
 }  // namespace ref

@@ -99,7 +99,10 @@ void check_case(const std::string& name) {
     CHECK(r.logits == fp32.logits);
   };
   if (x86_has_avx512_bf16() && x86_effective_isa(X86Options{}) == X86Isa::kAvx512) {
-    CHECK(bf16.precision.rfind("bf16: Linear and SoftmaxAttention's products on AVX512-BF16", 0) == 0);
+    CHECK(
+        bf16.precision.rfind(
+            "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's products",
+            0) == 0);
     double scale = 0, err = 0;
     for (size_t i = 0; i < fp32.logits.size(); ++i) {
       REQUIRE(std::isfinite(bf16.logits[i]));

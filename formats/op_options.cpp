@@ -238,6 +238,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateScatterNDOptions(fbb, static_cast<fb::ScatterReduction>(a.reduction)).Union();
       break;
     }
+    case OpType::kFastformerAttention: {
+      const auto& a = std::get<FastformerAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateFastformerAttentionOptions(fbb, a.heads, a.scale).Union();
+      break;
+    }
     case OpType::kConvMlp:  // made by the planner, never written (op_code_of above said so)
       break;
     case OpType::kPow:
@@ -580,6 +585,13 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const int reduction = static_cast<int>(op.options_as_ScatterNDOptions()->reduction());
       if (reduction < 0 || reduction >= kNumScatterReductions) return bad_enum("reduction");
       *out = ScatterNDAttrs{static_cast<ScatterReduction>(reduction)};
+      break;
+    }
+    case OpType::kFastformerAttention: {
+      // heads and scale are checked by the op's shape inference (core/ops/fastformer_attention.cpp), which
+      // names the op and what it expects.
+      const auto* o = op.options_as_FastformerAttentionOptions();
+      *out = FastformerAttentionAttrs{o->heads(), o->scale()};
       break;
     }
     case OpType::kConvMlp:  // made by the planner, never read (op_code_of above said so)

@@ -80,6 +80,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kNystromAttention),
     Table::not_implemented(OpType::kSelectiveKernel),
     Table::not_implemented(OpType::kScatterND),
+    Table::not_implemented(OpType::kFastformerAttention),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

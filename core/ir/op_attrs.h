@@ -477,6 +477,17 @@ struct ScatterNDAttrs {
   ScatterReduction reduction = ScatterReduction::kNone;
 };
 
+// Fastformer's additive attention (wuch15/Fastformer; docs/linear_attention.md, Fastformer). Per batch
+// item, with heads h of width d = C/h (channel c belongs to head c/d):
+//   α[h][n] = softmax_n(scale·(query_att_w[h]·q[n] + query_att_b[h]))      p[c] = Σ_n α[c/d][n]·q[n][c]
+//   β[h][n] = softmax_n(scale·(key_att_w[h]·(k[n]∘p) + key_att_b[h]))      g[c] = Σ_n β[c/d][n]·k[n][c]·p[c]
+//   dst[n][c] = g[c]·q[n][c]
+// inputs: q [B,N,C], k [B,N,C], query_att_w [h,C], query_att_b [h], key_att_w [h,C], key_att_b [h] -> [B,N,C]
+struct FastformerAttentionAttrs {
+  int32_t heads = 1;   // >= 1, divides C
+  float scale = 1.0f;  // finite and > 0; the official module's 1/sqrt(d)
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -487,6 +498,6 @@ using OpAttrs =
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
                  ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
                  ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs,
-                 SelectiveKernelAttrs, ScatterNDAttrs>;
+                 SelectiveKernelAttrs, ScatterNDAttrs, FastformerAttentionAttrs>;
 
 }  // namespace vitrt

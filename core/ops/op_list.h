@@ -73,4 +73,5 @@
   X(PerformerAttention, PerformerAttentionAttrs, infer_performer_attention, 4, 4, 1, 1, 1, kSerialised) \
   X(NystromAttention, NystromAttentionAttrs, infer_nystrom_attention, 3, 4, 1, 1, 1, kSerialised)       \
   X(SelectiveKernel, SelectiveKernelAttrs, infer_selective_kernel, 2, 22, 1, 1, 1, kSerialised)         \
-  X(ScatterND, ScatterNDAttrs, infer_scatter_nd, 3, 3, 1, 1, 1, kSerialised)
+  X(ScatterND, ScatterNDAttrs, infer_scatter_nd, 3, 3, 1, 1, 1, kSerialised)                            \
+  X(FastformerAttention, FastformerAttentionAttrs, infer_fastformer_attention, 6, 6, 1, 1, 1, kSerialised)

@@ -168,10 +168,10 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kResize,
                    OpType::kExternalAttention,
                    OpType::kPerformerAttention,
-
                    OpType::kNystromAttention,
                    OpType::kSelectiveKernel,
-                   OpType::kScatterND})
+                   OpType::kScatterND,
+                   OpType::kFastformerAttention})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -992,3 +992,104 @@ TEST_CASE(
   expect_refused(edit([](fb::SelectiveKernelOptions* o) { REQUIRE(o->mutate_branches(1)); }),
                  "SelectiveKernel: 1 branches take 6..7 inputs, got 8");
 }
+
+namespace {
+
+// image [B,3,8,8] -> Reshape [B,3,64] (3 tokens of 64 channels, q and k alike) -> FastformerAttention with
+// weights and biases of the given shapes -> head.
+Graph fastformer_graph(const FastformerAttentionAttrs& a, const Shape& wq = Shape{2, 64},
+                       const Shape& bk = Shape{2}) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t t = gr.add_activation("tokens", Shape());
+        gr.add_node(OpType::kReshape, ReshapeAttrs{{0, 3, 64}}, {x}, {t}, "tokens");
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kFastformerAttention, a,
+                    {t, t, gr.add_constant("query_att.w", wq, test::pseudo_random(wq.numel(), 31, 0.01f)),
+                     gr.add_constant("query_att.b", Shape{2}, {0.25f, -0.5f}),
+                     gr.add_constant("key_att.w", Shape{2, 64}, test::pseudo_random(128, 32, 0.01f)),
+                     gr.add_constant("key_att.b", bk, test::pseudo_random(bk.numel(), 33))},
+                    {y}, "data_op");
+        return y;
+      },
+      192);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hostile model: FastformerAttention round-trips with its values and refuses bad heads, scale and "
+    "weights, naming it") {
+  FastformerAttentionAttrs good;
+  good.heads = 2;
+  good.scale = 0.125f;
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(fastformer_graph(good)), &m).ok());
+  const auto& a = std::get<FastformerAttentionAttrs>(m->graph.nodes[1].attrs);
+  CHECK(a.heads == 2);
+  CHECK(a.scale == 0.125f);
+  // The values against the formula in double (3 tokens x 64 channels, heads of 32).
+  const std::vector<float> img = test_image();
+  const std::vector<float> y = run_data_op(m, img);
+  const std::vector<float> wq = test::pseudo_random(128, 31, 0.01f), wk = test::pseudo_random(128, 32, 0.01f);
+  const std::vector<float> bk = test::pseudo_random(2, 33);
+  const double bq[2] = {0.25, -0.5};
+  double p[64] = {}, g[64] = {};
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int h = 0; h < 2; ++h) {
+      double s[3], mx = -1e300, z = 0;
+      for (int n = 0; n < 3; ++n) {
+        double v = pass == 0 ? bq[h] : bk[h];
+        for (int c = 0; c < 64; ++c)
+          v += double(pass == 0 ? wq[h * 64 + c] : wk[h * 64 + c]) * img[n * 64 + c] *
+               (pass == 0 ? 1.0 : p[c]);
+        s[n] = 0.125 * v;
+        mx = std::max(mx, s[n]);
+      }
+      for (int n = 0; n < 3; ++n) z += s[n] = std::exp(s[n] - mx);
+      for (int c = h * 32; c < h * 32 + 32; ++c) {
+        double acc = 0;
+        for (int n = 0; n < 3; ++n) acc += s[n] / z * img[n * 64 + c] * (pass == 0 ? 1.0 : p[c]);
+        (pass == 0 ? p : g)[c] = acc;
+      }
+    }
+  }
+  REQUIRE(y.size() == 192);
+  for (int n = 0; n < 3; ++n)
+    for (int c = 0; c < 64; ++c) {
+      const double want = g[c] * img[n * 64 + c];
+      CHECK(std::abs(y[n * 64 + c] - want) <= 1e-5 * (1 + std::abs(want)));
+    }
+
+  FastformerAttentionAttrs three_heads = good, no_heads = good, nan_scale = good, negative_scale = good;
+  three_heads.heads = 3;
+  no_heads.heads = 0;
+  nan_scale.scale = NAN;
+  negative_scale.scale = -0.125f;
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {fastformer_graph(three_heads), "64 channels do not split into 3 heads"},
+      {fastformer_graph(no_heads), "64 channels do not split into 0 heads"},
+      {fastformer_graph(nan_scale), "scale nan (finite, > 0)"},
+      {fastformer_graph(negative_scale), "scale -0.125000 (finite, > 0)"},
+      {fastformer_graph(good, Shape{2, 63}), "weights must be [2,64], got [2,63] and [2,64]"},
+      {fastformer_graph(good, Shape{2, 64}, Shape{3}), "biases must be [2], got [2] and [3]"},
+  };
+  for (const auto& [gr, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(gr);
+    expect_refused(b, "FastformerAttention");
+    expect_refused(b, "'data_op'");
+    expect_refused(b, why);
+  }
+  // Edited files: a head count far beyond the channels, an infinite scale.
+  auto edit = [&](const std::function<void(fb::FastformerAttentionOptions*)>& change) {
+    return edited(bytes_of(fastformer_graph(good)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(1);
+      REQUIRE(op->options_type() == fb::OpOptions::FastformerAttentionOptions);
+      change(static_cast<fb::FastformerAttentionOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(edit([](fb::FastformerAttentionOptions* o) { REQUIRE(o->mutate_heads(INT32_MIN)); }),
+                 "do not split into -2147483648 heads");
+  expect_refused(edit([](fb::FastformerAttentionOptions* o) { REQUIRE(o->mutate_scale(INFINITY)); }),
+                 "scale inf (finite, > 0)");
+}

@@ -151,6 +151,8 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       a.iterations = j.value("iterations", 6);
       return a;
     }
+    case OpType::kFastformerAttention:
+      return FastformerAttentionAttrs{j.at("heads").get<int32_t>(), j.at("scale").get<float>()};
     case OpType::kReusedAttention:
       return ReusedAttentionAttrs{j.at("num_heads").get<int32_t>()};
     case OpType::kAttentionResidual:

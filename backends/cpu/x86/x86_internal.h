@@ -122,6 +122,10 @@ Status create_nystrom_attention(const std::shared_ptr<Context>&, const KernelPla
 // small select step per image between them (selective_kernel.cpp).
 Status create_selective_kernel(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                KernelInfo*);
+// FastformerAttention in streaming passes over tokens, threaded over (batch, token block)
+// (fastformer_attention.cpp).
+Status create_fastformer_attention(const std::shared_ptr<Context>&, const KernelPlan&,
+                                   std::unique_ptr<Kernel>*, KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

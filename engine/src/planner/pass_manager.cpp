@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_fold_constants_pass());
   p.push_back(create_channels_last_conv_pass());
   p.push_back(create_channels_last_stem_pass());
+  p.push_back(create_fuse_fastformer_pass());        // after fold_constants (the scale), before fuse_epilogue
   p.push_back(create_fuse_squeeze_excite_pass());    // before fuse_epilogue, though it takes fc1's Relu too
   p.push_back(create_fuse_selective_kernel_pass());  // before fuse_epilogue, though it takes a Relu epilogue
   p.push_back(create_fuse_epilogue_pass());

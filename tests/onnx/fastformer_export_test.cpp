@@ -19,27 +19,6 @@ using namespace vitrt;
 
 namespace {
 
-std::unique_ptr<Session> fastformer_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                            const std::string& disabled) {
-  SessionOptions o;
-  o.backend = backend;
-  o.max_batch = 2;
-  o.num_threads = 2;
-  o.poison_activations = true;
-  o.disabled_passes = disabled;
-  std::unique_ptr<Session> s;
-  Status st = Session::create(std::move(m), o, &s);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return s;
-}
-
-std::vector<float> run(Session& s, const std::vector<float>& x, int64_t batch) {
-  std::vector<float> y(static_cast<size_t>(s.output_shape(batch).numel()), NAN);
-  Status st = s.run(x.data(), batch, y.data(), y.size());
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  return y;
-}
-
 // max |y - y64| <= 1e-4 · max |y64| and the same argmax in every row.
 void check_logits(const std::vector<float>& y, const std::vector<double>& y64, int64_t rows,
                   int64_t classes) {
@@ -86,8 +65,8 @@ TEST_CASE(
     const int64_t batch = xs[0], classes = ys[1];
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
-      auto fused = fastformer_session(model, backend, "");
-      auto unfused = fastformer_session(model, backend, "fuse_fastformer");
+      auto fused = test::make_session(model, backend, 2);
+      auto unfused = test::make_session(model, backend, 2, "fuse_fastformer");
       const auto ops = test::planned_ops(*fused);
       const int fast = ops.count("FastformerAttention") ? ops.at("FastformerAttention") : 0;
       CHECK_MESSAGE(fast == c["blocks"].get<int>(), test::ops_str(ops));
@@ -96,8 +75,8 @@ TEST_CASE(
       CHECK(test::planned_ops(*unfused).count("FastformerAttention") == 0);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
-        check_logits(run(*fused, x, n), y64, n, classes);
-        check_logits(run(*unfused, x, n), y64, n, classes);
+        check_logits(test::run_batch(*fused, x, n), y64, n, classes);
+        check_logits(test::run_batch(*unfused, x, n), y64, n, classes);
       }
     }
   }

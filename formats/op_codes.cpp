@@ -80,6 +80,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kSelectiveKernel, B::SELECTIVE_KERNEL, O::SelectiveKernelOptions),
     stored(OpType::kScatterND, B::SCATTER_ND, O::ScatterNDOptions),
     stored(OpType::kFastformerAttention, B::FASTFORMER_ATTENTION, O::FastformerAttentionOptions),
+    stored(OpType::kKernelizedAttention, B::KERNELIZED_ATTENTION, O::KernelizedAttentionOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

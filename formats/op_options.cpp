@@ -7,6 +7,7 @@
 
 #include "op_codes.h"
 #include "ops/external_attention_attrs.h"
+#include "ops/kernelized_attention_attrs.h"
 #include "ops/nystrom_attention_geometry.h"
 #include "ops/performer_attention_geometry.h"
 #include "ops/selective_kernel_attrs.h"
@@ -160,6 +161,13 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
           fb::CreateSqueezeExciteOptions(fbb, static_cast<fb::SqueezeActivation>(a.activation),
                                          static_cast<fb::ExciteGate>(a.gate), a.gate_alpha, a.gate_beta)
               .Union();
+      break;
+    }
+    case OpType::kKernelizedAttention: {
+      const auto& a = std::get<KernelizedAttentionAttrs>(node.attrs);
+      e.offset = fb::CreateKernelizedAttentionOptions(fbb, static_cast<fb::KernelizedKind>(a.kind),
+                                                      a.num_heads, a.eps, a.scale)
+                     .Union();
       break;
     }
     case OpType::kConvTranspose: {
@@ -463,6 +471,17 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
                                  o->gate_alpha(), o->gate_beta()};
       const std::string why = squeeze_excite_attrs_problem(a);
       if (!why.empty()) return bad_model(where + ": SqueezeExcite options: " + why);
+      *out = a;
+      break;
+    }
+    case OpType::kKernelizedAttention: {
+      const auto* o = op.options_as_KernelizedAttentionOptions();
+      const int kind = static_cast<int>(o->kind());
+      if (kind < 0 || kind >= kNumKernelizedKinds) return bad_enum("kind");
+      const KernelizedAttentionAttrs a{static_cast<KernelizedKind>(kind), o->num_heads(), o->eps(),
+                                       o->scale()};
+      const std::string why = kernelized_attention_attrs_problem(a);
+      if (!why.empty()) return bad_model(where + ": KernelizedAttention options: " + why);
       *out = a;
       break;
     }

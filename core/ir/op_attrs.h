@@ -488,6 +488,24 @@ struct FastformerAttentionAttrs {
   float scale = 1.0f;  // finite and > 0; the official module's 1/sqrt(d)
 };
 
+// Kernelized (linear) attention, the core of the linear-attention family's kernel-feature forms
+// (docs/linear_attention.md, "KernelizedAttention"): per image and head, out = φq(Q)·(φk(K)ᵀ·V), computed
+// as a [dk,dv] context so that no N×N matrix exists. q, k [B,N,h·dk], v [B,N,h·dv] (head-major channels,
+// the projected tokens) -> [B,N,h·dv]. The kinds (values match `KernelizedKind` in the schema):
+//   kEluNormalized (Linear Transformer, idiap/fast-transformers): φ = elu(x) + 1 on q and k,
+//     out[l] = φ(Q_l)·(Σ_s φ(K_s) V_sᵀ) / (φ(Q_l)·Σ_s φ(K_s) + eps);
+//   kEluScaled (the unnormalised form of mlpen's LRA attention_linear.py): φ = (elu(x) + 1)/scale on q and
+//     k, out = φ(Q)·(φ(K)ᵀ V); `scale` is the graph's constant (N^{1/4} of the training length there);
+//   kSoftmaxPair (Efficient Attention; Performer's no_projection): φq = softmax of each query token over the
+//     head's dk channels, φk = softmax of each key channel over the N positions; no normaliser.
+enum class KernelizedKind : int8_t { kEluNormalized = 0, kEluScaled = 1, kSoftmaxPair = 2 };
+struct KernelizedAttentionAttrs {
+  KernelizedKind kind = KernelizedKind::kEluNormalized;
+  int32_t num_heads = 1;  // >= 1, dividing both channel counts
+  float eps = 1e-6f;      // kEluNormalized's, finite and >= 0; 0 for the other kinds
+  float scale = 1.0f;     // kEluScaled's, finite and > 0; 1 for the other kinds
+};
+
 struct NoAttrs {};
 
 using OpAttrs =
@@ -498,6 +516,6 @@ using OpAttrs =
                  InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
                  ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
                  ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs,
-                 SelectiveKernelAttrs, ScatterNDAttrs, FastformerAttentionAttrs>;
+                 SelectiveKernelAttrs, ScatterNDAttrs, FastformerAttentionAttrs, KernelizedAttentionAttrs>;
 
 }  // namespace vitrt

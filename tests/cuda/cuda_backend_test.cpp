@@ -171,7 +171,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kNystromAttention,
                    OpType::kSelectiveKernel,
                    OpType::kScatterND,
-                   OpType::kFastformerAttention})
+                   OpType::kFastformerAttention,
+                   OpType::kKernelizedAttention})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -672,6 +672,25 @@ NystromAttentionAttrs nystrom_attrs() {
   return a;
 }
 
+// image [B,3,8,8] -> Reshape to tokens [B,3,64] -> KernelizedAttention with q = k = v = the tokens (4 heads
+// of 16 channels) -> head. `v_channels` other than 64 feeds v through a Slice of that many channels.
+Graph kernelized_graph(const KernelizedAttentionAttrs& a, int64_t v_channels = 64) {
+  return image_graph(
+      [&](Graph& gr, int32_t x) {
+        const int32_t t = gr.add_activation("tokens", Shape());
+        gr.add_node(OpType::kReshape, ReshapeAttrs{{0, 3, 64}}, {x}, {t}, "to_tokens");
+        int32_t v = t;
+        if (v_channels != 64) {
+          v = gr.add_activation("v", Shape());
+          gr.add_node(OpType::kSlice, SliceAttrs{2, 0, v_channels}, {t}, {v}, "v_slice");
+        }
+        const int32_t y = gr.add_activation("op_out", Shape());
+        gr.add_node(OpType::kKernelizedAttention, a, {t, t, v}, {y}, "data_op");
+        return y;
+      },
+      3 * v_channels);
+}
+
 }  // namespace
 
 TEST_CASE("hostile model: NystromAttention round-trips its attributes and refuses invalid ones, naming it") {
@@ -726,6 +745,86 @@ TEST_CASE("hostile model: NystromAttention round-trips its attributes and refuse
                  "iterations 1073741824 must be in [0, 100]");
   expect_refused(edit([](fb::NystromAttentionOptions* o) { REQUIRE(o->mutate_landmarks(-7)); }),
                  "landmarks -7 must be >= 1");
+}
+
+TEST_CASE("hostile model: KernelizedAttention round-trips with its values and refuses invalid attributes") {
+  KernelizedAttentionAttrs elu;
+  elu.num_heads = 4;
+  elu.eps = 0.25f;
+  std::shared_ptr<const Model> m;
+  REQUIRE(load_bytes(bytes_of(kernelized_graph(elu)), &m).ok());
+  const auto& a = std::get<KernelizedAttentionAttrs>(m->graph.nodes[1].attrs);
+  CHECK((a.kind == elu.kind && a.num_heads == 4 && a.eps == 0.25f && a.scale == 1.0f));
+  // The values against the quadratic form of the Linear Transformer in double:
+  // out_l = Σ_s (φ(q_l)·φ(k_s)) v_s / (Σ_s φ(q_l)·φ(k_s) + eps), φ = elu + 1, per head of 16 channels.
+  const std::vector<float> img = test_image();
+  const std::vector<float> y = run_data_op(m, img);
+  REQUIRE(y.size() == 192);
+  auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };
+  double worst = 0;
+  for (int h = 0; h < 4; ++h)
+    for (int l = 0; l < 3; ++l) {
+      double w[3], den = 0.25;
+      for (int s = 0; s < 3; ++s) {
+        w[s] = 0;
+        for (int d = 0; d < 16; ++d) w[s] += phi(img[l * 64 + h * 16 + d]) * phi(img[s * 64 + h * 16 + d]);
+        den += w[s];
+      }
+      for (int m2 = 0; m2 < 16; ++m2) {
+        double num = 0;
+        for (int s = 0; s < 3; ++s) num += w[s] * img[s * 64 + h * 16 + m2];
+        worst = std::max(worst, std::abs(y[l * 64 + h * 16 + m2] - num / den));
+      }
+    }
+  CHECK(worst <= 1e-5 * 100);
+
+  KernelizedAttentionAttrs bad_kind = elu, zero_heads = elu, neg_eps = elu, scaled_eps = elu, nan_scale;
+  bad_kind.kind = static_cast<KernelizedKind>(5);
+  zero_heads.num_heads = 0;
+  neg_eps.eps = -1.0f;
+  scaled_eps.kind = KernelizedKind::kEluScaled;  // eps belongs to kEluNormalized only
+  nan_scale.kind = KernelizedKind::kEluScaled;
+  nan_scale.eps = 0.0f;
+  nan_scale.scale = NAN;
+  KernelizedAttentionAttrs softmax_scale;
+  softmax_scale.kind = KernelizedKind::kSoftmaxPair;
+  softmax_scale.eps = 0.0f;
+  softmax_scale.scale = 2.0f;
+  KernelizedAttentionAttrs heads5 = elu;
+  heads5.num_heads = 5;
+  const std::vector<std::pair<Graph, const char*>> bad = {
+      {kernelized_graph(bad_kind), "invalid value of option 'kind'"},
+      {kernelized_graph(zero_heads), "heads 0 must be >= 1"},
+      {kernelized_graph(neg_eps), "EluNormalized's eps -1.000000 must be finite and >= 0"},
+      {kernelized_graph(scaled_eps), "EluScaled's eps 0.250000 must be 0 (unused)"},
+      {kernelized_graph(nan_scale), "EluScaled's scale nan must be finite and > 0"},
+      {kernelized_graph(softmax_scale), "SoftmaxPair's scale 2.000000 must be 1 (unused)"},
+      {kernelized_graph(heads5), "heads 5 must divide q's channels 64 and v's 64"},
+      {kernelized_graph(elu, 30), "heads 4 must divide q's channels 64 and v's 30"},
+  };
+  for (const auto& [g, why] : bad) {
+    const std::vector<uint8_t> b = bytes_of(g);
+    expect_refused(b, "KernelizedAttention");
+    expect_refused(b, why);
+  }
+  // Edited files: an enum value this build does not know, non-finite and negative parameters.
+  auto edit = [&](const std::function<void(fb::KernelizedAttentionOptions*)>& change) {
+    return edited(bytes_of(kernelized_graph(elu)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(1);
+      REQUIRE(op->options_type() == fb::OpOptions::KernelizedAttentionOptions);
+      change(static_cast<fb::KernelizedAttentionOptions*>(op->mutable_options()));
+    });
+  };
+  expect_refused(edit([](fb::KernelizedAttentionOptions* o) {
+                   REQUIRE(o->mutate_kind(static_cast<fb::KernelizedKind>(3)));
+                 }),
+                 "invalid value of option 'kind'");
+  expect_refused(edit([](fb::KernelizedAttentionOptions* o) { REQUIRE(o->mutate_eps(NAN)); }),
+                 "KernelizedAttention options: EluNormalized's eps nan must be finite and >= 0");
+  expect_refused(edit([](fb::KernelizedAttentionOptions* o) { REQUIRE(o->mutate_eps(INFINITY)); }),
+                 "eps inf must be finite");
+  expect_refused(edit([](fb::KernelizedAttentionOptions* o) { REQUIRE(o->mutate_num_heads(-4)); }),
+                 "heads -4 must be >= 1");
 }
 
 TEST_CASE("hostile model: a graph `run` cannot honestly serve is refused at load") {

@@ -232,6 +232,17 @@ inline OpAttrs attrs_from_json(OpType type, const nlohmann::json& j) {
       return SelectiveKernelAttrs{j.at("branches").get<int32_t>(), j.at("z_activation") == "relu"
                                                                        ? SelectiveKernelActivation::kRelu
                                                                        : SelectiveKernelActivation::kNone};
+    case OpType::kKernelizedAttention: {
+      const std::string kind = j.at("kind");
+      KernelizedAttentionAttrs a;
+      a.kind = kind == "elu_scaled"     ? KernelizedKind::kEluScaled
+               : kind == "softmax_pair" ? KernelizedKind::kSoftmaxPair
+                                        : KernelizedKind::kEluNormalized;
+      a.num_heads = j.at("num_heads");
+      a.eps = j.at("eps");
+      a.scale = j.at("scale");
+      return a;
+    }
     case OpType::kConvTranspose: {
       ConvTransposeAttrs a;
       a.stride_h = j.at("stride_h");

@@ -188,7 +188,7 @@ def expand(attrs, xs):
 # Model-family ops live in their own modules beside this file (op_cases_<family>.py): each provides
 # OPS = {op name: fn(attrs, inputs) -> output} and cases(writer).
 EXTRA_MODULES = ("op_cases_soft", "op_cases_lavit", "op_cases_convt_argmax", "op_cases_external", "op_cases_performer",
-                 "op_cases_nystrom", "op_cases_sk", "op_cases_fastformer")
+                 "op_cases_nystrom", "op_cases_sk", "op_cases_fastformer", "op_cases_kernelized")
 EXTRA_OPS = {}
 
 

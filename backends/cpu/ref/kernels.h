@@ -60,6 +60,7 @@ Status create_where(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Ker
 Status create_pad(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_expand(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_squeeze_excite(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_kernelized_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_conv_transpose(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_arg_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_trilu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);

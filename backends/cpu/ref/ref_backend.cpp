@@ -68,6 +68,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kSelectiveKernel, ref::create_selective_kernel),
     Table::kernel(OpType::kScatterND, ref::create_scatter_nd),
     Table::kernel(OpType::kFastformerAttention, ref::create_fastformer_attention),
+    Table::kernel(OpType::kKernelizedAttention, ref::create_kernelized_attention),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

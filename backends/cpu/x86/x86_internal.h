@@ -126,6 +126,10 @@ Status create_selective_kernel(const std::shared_ptr<Context>&, const KernelPlan
 // (fastformer_attention.cpp).
 Status create_fastformer_attention(const std::shared_ptr<Context>&, const KernelPlan&,
                                    std::unique_ptr<Kernel>*, KernelInfo*);
+// KernelizedAttention, threaded over (image, head), the products on LinearAttention's FMA row loops
+// (kernelized_attention.cpp).
+Status create_kernelized_attention(const std::shared_ptr<Context>&, const KernelPlan&,
+                                   std::unique_ptr<Kernel>*, KernelInfo*);
 
 // Threads a kernel may use at run time: the session's request, never more than planned (workspace is sized
 // per planned thread).

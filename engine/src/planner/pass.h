@@ -35,6 +35,7 @@ std::unique_ptr<Pass> create_channels_last_stem_pass();
 std::unique_ptr<Pass> create_fuse_squeeze_excite_pass();
 std::unique_ptr<Pass> create_fuse_selective_kernel_pass();
 std::unique_ptr<Pass> create_fuse_fastformer_pass();
+std::unique_ptr<Pass> create_fuse_efficient_attention_pass();
 std::unique_ptr<Pass> create_fuse_epilogue_pass();
 std::unique_ptr<Pass> create_fuse_conv_mlp_pass();
 std::unique_ptr<Pass> create_eliminate_dead_code_pass();

@@ -18,6 +18,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_fuse_performer_attention_pass());  // before canonicalize and fold_constants blur it
   p.push_back(create_canonicalize_pass());
   p.push_back(create_fold_constants_pass());
+  p.push_back(create_fuse_efficient_attention_pass());  // before channels_last_conv rewrites its 1x1 convs
   p.push_back(create_channels_last_conv_pass());
   p.push_back(create_channels_last_stem_pass());
   p.push_back(create_fuse_fastformer_pass());        // after fold_constants (the scale), before fuse_epilogue

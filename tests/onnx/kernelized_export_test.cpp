@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Efficient Attention as torch.onnx.export writes the official module (fixture onnx_kernelized_cases,
+// tools/reference/make_onnx_kernelized_cases.py: tiny patch-token ViTs, 2 heads with 24 key and value
+// channels, 4 heads with 16 key and 32 value channels): each converts, every attention plans to one
+// KernelizedAttention (the planner's fuse_efficient_attention) on ref and cpu with no Softmax left, the
+// logits are within 1e-4 of the largest of PyTorch's float64 logits and have its argmax, at batch 1 and 2,
+// and the fused plan agrees with the unfused one.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/npy.h"
+#include "onnx/importer.h"
+#include "onnx_test_util.h"
+
+using namespace vitrt;
+
+TEST_CASE("exported kernelized-attention ViTs plan to KernelizedAttention and match PyTorch's logits") {
+  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_kernelized_cases";
+  std::ifstream f(dir + "/manifest.json");
+  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
+  const nlohmann::json manifest = nlohmann::json::parse(f);
+  REQUIRE(manifest["cases"].size() == 4);
+  for (const auto& [name, c] : manifest["cases"].items()) {
+    CAPTURE(name);
+    Graph g;
+    std::string log;
+    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    std::vector<uint8_t> bytes;
+    auto model = test::load_graph(g, &bytes);
+    std::vector<float> x;
+    std::vector<double> y64;
+    std::vector<int64_t> xs, ys;
+    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
+    REQUIRE(read_npy_f64(dir + "/" + name + ".logits64.npy", &y64, &ys).ok());
+    const int64_t batch = xs[0], classes = ys[1];
+    for (const std::string backend : {"ref", "cpu"}) {
+      CAPTURE(backend);
+      auto fused = test::make_session(model, backend, 2);
+      auto unfused = test::make_session(model, backend, 2, "fuse_efficient_attention");
+      const auto ops = test::planned_ops(*fused);
+      const int fused_ops = ops.count("KernelizedAttention") ? ops.at("KernelizedAttention") : 0;
+      CHECK_MESSAGE(fused_ops == c["blocks"].get<int>(), test::ops_str(ops));
+      if (fused_ops > 0) CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
+      CHECK(test::planned_ops(*unfused).count("KernelizedAttention") == 0);
+      for (int64_t n = 1; n <= batch; ++n) {
+        CAPTURE(n);
+        const std::vector<float> y = test::run_batch(*fused, x, n), yu = test::run_batch(*unfused, x, n);
+        double scale = 0, err = 0, err_unfused = 0;
+        for (int64_t i = 0; i < n * classes; ++i) {
+          scale = std::max(scale, std::abs(y64[i]));
+          err = std::max(err, std::abs(y[i] - y64[i]));
+          err_unfused = std::max(err_unfused, std::abs(double(y[i]) - yu[i]));
+        }
+        MESSAGE(name << " " << backend << " batch " << n << ": max |vitrt - torch64| " << err << " of scale "
+                     << scale << "; fused vs unfused " << err_unfused);
+        CHECK(err <= 1e-4 * scale);
+        CHECK(err_unfused <= 1e-4 * scale);
+        for (int64_t b = 0; b < n; ++b) {
+          const auto row = y.begin() + b * classes;
+          const auto row64 = y64.begin() + b * classes;
+          CHECK(std::max_element(row, row + classes) - row ==
+                std::max_element(row64, row64 + classes) - row64);
+        }
+      }
+    }
+  }
+}

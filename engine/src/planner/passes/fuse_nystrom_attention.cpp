@@ -40,11 +40,13 @@ bool softmax_last(const Node& n) {
 // The form of one exported block: which of the official variants it is.
 struct Form {
   bool conv;      // the depthwise V conv is added
-  bool k_scaled;  // k divided too (LRA); else only q (T2T-ViT), and kᵀ is one transpose of the split
+  bool k_scaled;  // k divided too (LRA); else only q (T2T-ViT), and kᵀ transposes the split keys directly
   bool split;     // m does not divide N: two segment sizes
   bool per_head;  // Z0's max per (b, h) ("exact") instead of over everything ("original")
+  bool div;       // q (and k) divided by the constant; else multiplied by its reciprocal (a power of two)
   bool operator<(const Form& o) const {
-    return std::tie(conv, k_scaled, split, per_head) < std::tie(o.conv, o.k_scaled, o.split, o.per_head);
+    return std::tie(conv, k_scaled, split, per_head, div) <
+           std::tie(o.conv, o.k_scaled, o.split, o.per_head, o.div);
   }
 };
 
@@ -63,17 +65,17 @@ Ops landmarks(const std::string& x, const std::string& out, bool split) {
 Pattern nystrom_pattern(int iterations, const Form& f) {
   Ops ops = {{"q.heads", OpType::kReshape, {"q_in"}},
              {"q.split", OpType::kTranspose, {"q.heads"}, perm_is({0, 2, 1, 3})},
-             {"q", OpType::kMul, {"q.split", "q_scale"}},
+             {"q", f.div ? OpType::kDiv : OpType::kMul, {"q.split", "q_scale"}},
              {"k.heads", OpType::kReshape, {"k_in"}},
              {"v.heads", OpType::kReshape, {"v_in"}},
              {"v", OpType::kTranspose, {"v.heads"}, perm_is({0, 2, 1, 3})}};
   if (f.k_scaled)
     ops = ops + Ops{{"k.split", OpType::kTranspose, {"k.heads"}, perm_is({0, 2, 1, 3})},
-                    {"k", OpType::kMul, {"k.split", "k_scale"}},
+                    {"k", f.div ? OpType::kDiv : OpType::kMul, {"k.split", "k_scale"}},
                     {"kt", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})}};
   else
     ops = ops + Ops{{"k", OpType::kTranspose, {"k.heads"}, perm_is({0, 2, 1, 3})},
-                    {"kt", OpType::kTranspose, {"k.heads"}, perm_is({0, 2, 3, 1})}};
+                    {"kt", OpType::kTranspose, {"k"}, perm_is({0, 1, 3, 2})}};
   ops = ops + landmarks("q", "ql", f.split) + landmarks("k", "kl", f.split);
   ops = ops + Ops{{"klt", OpType::kTranspose, {"kl"}, perm_is({0, 1, 3, 2})},
                   {"k1.s", OpType::kMatMul, {"q", "klt"}},
@@ -217,11 +219,19 @@ bool rewrite_nystrom(const Graph& g, const Match& m, int iterations, const Form&
       !reduces_axis(m.node(g, "colsum"), 4, 2) || !scalar_is(g, m.tensor("one"), 1.0f))
     return false;
   NystromAttentionAttrs a;
-  // The importer writes q / c as q · fl(1/c) (its ".reciprocal" constant): the scale is that constant.
+  // The importer writes q / c as q · fl(1/c) (its ".reciprocal" constant) when c is a power of two: the
+  // scale is that constant. Any other c stays a Div, and the op multiplies by fl(1/c) (a last-bit
+  // difference, docs/linear_attention.md).
   a.k_scale = 1.0f;
   if (!scalar_positive(g, m.tensor("q_scale"), &a.q_scale) ||
       (f.k_scaled && !scalar_positive(g, m.tensor("k_scale"), &a.k_scale)))
     return false;
+  if (f.div) {
+    a.q_scale = 1.0f / a.q_scale;
+    a.k_scale = f.k_scaled ? 1.0f / a.k_scale : 1.0f;
+    if (!std::isfinite(a.q_scale) || !std::isfinite(a.k_scale) || a.q_scale <= 0 || a.k_scale <= 0)
+      return false;
+  }
   if (f.per_head) {
     if (!reduces_axis(m.node(g, "top"), 3, 2) || !shape_is(g, m, "top.u2", Shape{1, h, 1, 1})) return false;
   } else {
@@ -310,14 +320,15 @@ class FuseNystromAttentionPass final : public Pass {
     for (bool conv : {true, false})
       for (bool k_scaled : {true, false})
         for (bool split : {true, false})
-          for (bool per_head : {false, true}) {
-            const Form f{conv, k_scaled, split, per_head};
-            auto key = std::make_pair(iterations, f);
-            auto it = patterns_.find(key);
-            if (it == patterns_.end()) it = patterns_.emplace(key, nystrom_pattern(iterations, f)).first;
-            if (match_pattern(g, index, it->second, i, m) && rewrite_nystrom(g, *m, iterations, f, fused))
-              return true;
-          }
+          for (bool per_head : {false, true})
+            for (bool div : {false, true}) {
+              const Form f{conv, k_scaled, split, per_head, div};
+              auto key = std::make_pair(iterations, f);
+              auto it = patterns_.find(key);
+              if (it == patterns_.end()) it = patterns_.emplace(key, nystrom_pattern(iterations, f)).first;
+              if (match_pattern(g, index, it->second, i, m) && rewrite_nystrom(g, *m, iterations, f, fused))
+                return true;
+            }
     return false;
   }
 

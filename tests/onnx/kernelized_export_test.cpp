@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Efficient Attention as torch.onnx.export writes the official module (fixture onnx_kernelized_cases,
-// tools/reference/make_onnx_kernelized_cases.py: tiny patch-token ViTs, 2 heads with 24 key and value
-// channels, 4 heads with 16 key and 32 value channels): each converts, every attention plans to one
-// KernelizedAttention (the planner's fuse_efficient_attention) on ref and cpu with no Softmax left, the
-// logits are within 1e-4 of the largest of PyTorch's float64 logits and have its argmax, at batch 1 and 2,
-// and the fused plan agrees with the unfused one.
+// Efficient Attention and idiap's Linear Transformer as torch.onnx.export writes the official modules
+// (fixture onnx_kernelized_cases, tools/reference/make_onnx_kernelized_cases.py: tiny patch-token ViTs, 2
+// heads with 24 key and value channels, 4 heads with 16 key and 32 value channels, a near miss; a DeiT with
+// idiap's AttentionLayer): each converts, every attention plans to one KernelizedAttention
+// (fuse_efficient_attention, fuse_linear_transformer) on ref and cpu with no Softmax left, the near miss to
+// none, the logits are within 1e-4 of the largest of PyTorch's float64 logits and have its argmax, at batch 1
+// and 2, and the fused plan agrees with the unfused one.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -41,7 +42,8 @@ TEST_CASE("exported kernelized-attention ViTs plan to KernelizedAttention and ma
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto fused = test::make_session(model, backend, 2);
-      auto unfused = test::make_session(model, backend, 2, "fuse_efficient_attention");
+      auto unfused =
+          test::make_session(model, backend, 2, "fuse_efficient_attention,fuse_linear_transformer");
       const auto ops = test::planned_ops(*fused);
       const int fused_ops = ops.count("KernelizedAttention") ? ops.at("KernelizedAttention") : 0;
       CHECK_MESSAGE(fused_ops == c["blocks"].get<int>(), test::ops_str(ops));

@@ -17,7 +17,7 @@ token, mean-pooled head; width 24; about 60 KB each):
                           mechanism): must stay unfused ("blocks": 0) and still compute what PyTorch does;
   linear_transformer:     the DeiT reference (class token) with idiap's AttentionLayer + LinearAttention
                           (vitrt_reference.attn_linear), 3 heads, depth 1: imported (Elu, the three-operand
-                          Einsum) and run unfused for now ("blocks": 0).
+                          Einsum) and fused by fuse_linear_transformer ("blocks": 1).
 """
 import argparse
 import json
@@ -71,7 +71,7 @@ def main():
         "efficient_h2": (2, efficient_attention_factory((4, 4), 24, 24), 2, 2),
         "efficient_h4_dk16_dv32": (4, efficient_attention_factory((4, 4), 16, 32), 1, 1),
         "queries_over_positions": (2, near_miss_factory((4, 4)), 1, 0),
-        "linear_transformer": (3, linear_attention_factory(), 1, 0),
+        "linear_transformer": (3, linear_attention_factory(), 1, 1),
     }
     cases = {}
     for name, (heads, factory, depth, fused) in specs.items():

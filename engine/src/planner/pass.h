@@ -29,6 +29,7 @@ std::unique_ptr<Pass> create_fuse_attention_pass();
 std::unique_ptr<Pass> create_fuse_external_attention_pass();
 std::unique_ptr<Pass> create_fuse_performer_attention_pass();
 std::unique_ptr<Pass> create_fuse_nystrom_attention_pass();
+std::unique_ptr<Pass> create_fuse_linear_transformer_pass();
 std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fold_constants_pass();
 std::unique_ptr<Pass> create_channels_last_conv_pass();

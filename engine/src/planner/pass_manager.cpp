@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Pass>> make_pipeline() {
   p.push_back(create_fuse_external_attention_pass());   // before fuse_epilogue takes its Linears' biases
   p.push_back(create_fuse_performer_attention_pass());  // before canonicalize and fold_constants blur it
   p.push_back(create_fuse_nystrom_attention_pass());    // likewise: its exported graph is many plain ops
+  p.push_back(create_fuse_linear_transformer_pass());   // before canonicalize merges its Reshape chains
   p.push_back(create_canonicalize_pass());
   p.push_back(create_fold_constants_pass());
   p.push_back(create_fuse_efficient_attention_pass());  // before channels_last_conv rewrites its 1x1 convs

@@ -28,6 +28,10 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
        "by "
        "--attn",
        detect_never, emit_performer_global_max},
+      {"linear_transformer",
+       "Linear Transformer, idiap AttentionLayer + LinearAttention (query_projection/key_projection/"
+       "value_projection, out_projection): elu+1 features, normalised, eps 1e-6",
+       detect_linear_transformer, emit_linear_transformer},
   };
   return kinds;
 }

@@ -54,5 +54,7 @@ bool detect_never(const GraphBuilder& b, const std::string& prefix);  // rows ch
 Status emit_performer_softmax(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 Status emit_performer_relu(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 Status emit_performer_global_max(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_linear_transformer(const GraphBuilder& b, const std::string& prefix);
+Status emit_linear_transformer(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 
 }  // namespace vitrt::convert

@@ -32,6 +32,10 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
        "Linear Transformer, idiap AttentionLayer + LinearAttention (query_projection/key_projection/"
        "value_projection, out_projection): elu+1 features, normalised, eps 1e-6",
        detect_linear_transformer, emit_linear_transformer},
+      {"fastformer",
+       "Fastformer, the official FastAttention (self.query/key/query_att/key_att/transform, output.dense, "
+       "output.LayerNorm eps 1e-12)",
+       detect_fastformer, emit_fastformer},
   };
   return kinds;
 }

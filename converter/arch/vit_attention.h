@@ -56,5 +56,7 @@ Status emit_performer_relu(GraphBuilder& b, const VitAttentionSite& site, int32_
 Status emit_performer_global_max(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_linear_transformer(const GraphBuilder& b, const std::string& prefix);
 Status emit_linear_transformer(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_fastformer(const GraphBuilder& b, const std::string& prefix);
+Status emit_fastformer(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 
 }  // namespace vitrt::convert

@@ -24,6 +24,7 @@ from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLucidrains
 from vitrt_reference.attn_external import EAMLPAttention  # noqa: E402
 from vitrt_reference.attn_performer import PerformerAttention  # noqa: E402
 from vitrt_reference.attn_linear import linear_attention_factory  # noqa: E402
+from vitrt_reference.attn_fastformer import fastformer_attention  # noqa: E402
 import make_model_cases as M  # noqa: E402
 
 IMG, PATCH, DIM, HEADS, DEPTH, CLASSES = 64, 16, 96, 3, 2, 10
@@ -40,7 +41,8 @@ def sharpen(model, seed):
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 2)
         if name.endswith(("to_q.weight", "to_k.weight", "q_proj.weight", "k_proj.weight", "trans_dims.weight",
-                          "linear_0.weight", "query_projection.weight", "key_projection.weight")):
+                          "linear_0.weight", "query_projection.weight", "key_projection.weight",
+                          "query_att.weight", "key_att.weight")):
             p.copy_(torch.randn(*p.shape, generator=g, dtype=torch.float64).float() * (1.5 / math.sqrt(p.shape[1])))
         elif name.endswith(("proj_k", "proj_v")) or "compress_" in name:
             n = p.shape[0] if name.endswith(("proj_k", "proj_v")) else p.shape[1]
@@ -74,6 +76,8 @@ CASES = [
                                      generator=torch.Generator().manual_seed(18))),
     # idiap's Linear Transformer (AttentionLayer + LinearAttention, eps 1e-6): elu+1 features, normalised.
     ("linear_transformer", "auto", linear_attention_factory()),
+    # The official Fastformer FastAttention (FastSelfAttention + BertSelfOutput, LayerNorm eps 1e-12).
+    ("fastformer", "auto", fastformer_attention),
     # The global key max (performer_global_max) couples the images of a batch, so the batch-1-inside-batch-2
     # check of model_parity_test cannot hold for it: its parity is the op tests' (tests/ops).
 ]

@@ -46,6 +46,21 @@ def external(dim, heads, tokens):
     return EAMLPAttention(dim, heads)  # EAMLP: C' = 4C, 4h heads, 64 slots
 
 
+def linear_transformer(dim, heads, tokens):
+    from vitrt_reference.attn_linear import linear_attention_factory
+    return linear_attention_factory()(dim, heads)  # idiap's AttentionLayer(LinearAttention): elu+1, eps 1e-6
+
+
+def fastformer(dim, heads, tokens):
+    from vitrt_reference.attn_fastformer import fastformer_attention
+    return fastformer_attention(dim, heads)  # the official FastAttention (additive pooling, BertSelfOutput)
+
+
+def nystrom(dim, heads, tokens):
+    from vitrt_reference.attn_nystrom import NystromBlockAttention
+    return NystromBlockAttention(dim, heads, num_landmarks=64)  # LRA form: 64 landmarks, global init, no V conv
+
+
 # name -> (vitrt route, --attn row or None, attn_factory(dim, heads, patch_tokens) or None for timm's attention,
 #          whether the mechanism is linear in tokens). Route "checkpoint": torch.save + vitrt-convert --attn;
 #          route "onnx": torch.onnx.export + vitrt-convert (the planner's pattern fuses it).
@@ -54,6 +69,9 @@ MECHANISMS = {
     "linformer": ("checkpoint", "linformer_lucidrains", linformer, True),
     "performer": ("checkpoint", "performer", performer, True),
     "external": ("checkpoint", "external", external, True),
+    "linear_transformer": ("checkpoint", "linear_transformer", linear_transformer, True),
+    "fastformer": ("checkpoint", "fastformer", fastformer, True),
+    "nystrom": ("onnx", None, nystrom, True),
 }
 
 

@@ -3,6 +3,7 @@
 #include "planner/pattern.h"
 
 #include <algorithm>
+#include <set>
 
 namespace vitrt {
 namespace {
@@ -87,6 +88,13 @@ bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, si
   m->root = root;
   Matcher matcher(g, index, p);
   if (!matcher.bind_op(p.ops.size() - 1, root, m) || m->nodes.size() != p.ops.size()) return false;
+  // A capture must come from outside the match: one bound to a value the match itself computes (q = k = x·s
+  // with x·s inside the pattern) would leave the fused op reading a value the rewrite removes.
+  std::set<int32_t> matched_nodes;
+  for (const auto& kv : m->nodes) matched_nodes.insert(static_cast<int32_t>(kv.second));
+  for (const auto& kv : m->tensors)
+    if (m->nodes.count(kv.first) == 0 && kv.second >= 0 && matched_nodes.count(index.producer[kv.second]))
+      return false;
   // Readers of each matched value inside the match.
   std::map<int32_t, int> inside;
   for (const auto& kv : m->nodes)

@@ -452,11 +452,6 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
       fused->inputs = {m.tensor("q_in"), m.tensor("kv")};
       break;
     case AttentionInputs::kSeparate:
-      // With the scale on the q input, q_in is the pattern's own Mul: k or v bound to that same tensor (q = k
-      // = x·s) would leave the fused op reading a value the rewrite removes.
-      if (ap.scale_at == ScaleAt::kQInput &&
-          (m.tensor("k_in") == m.tensor("q_in") || (!ap.kv_shared && m.tensor("v_in") == m.tensor("q_in"))))
-        return false;
       fused->inputs = {m.tensor(ap.scale_at == ScaleAt::kQInput ? "q_src" : "q_in"), m.tensor("k_in"),
                        m.tensor(ap.kv_shared ? "k_in" : "v_in")};
       break;

@@ -79,6 +79,19 @@ Shape at_batch1(Shape s) {
   return s;
 }
 
+// The shapes the importer's Einsum lowering gives the normaliser and the last product (docs/onnx.md), at
+// batch
+// 1. Without them a chain of the same ops whose Reshapes mix the heads (z.b as [1,1,d,h], o.b2 as [1,n,h,h])
+// would pass every other check and fuse into different arithmetic.
+template <typename ShapeOf>
+bool lowering_shapes(const ShapeOf& shape, int64_t n, int64_t h, int64_t d, int64_t dv) {
+  const Shape z{1, n, h};
+  return shape("ksum") == Shape{1, h, d} && shape("z.b") == Shape{1, h, d, 1} &&
+         shape("z.p") == Shape{1, h, n, 1} && shape("z.s") == Shape{1, h, n} && shape("z.t") == z &&
+         shape("z.e") == z && shape("z") == z && shape("o.a2") == Shape{1, n, h, dv, 1} &&
+         shape("o.b2") == Shape{1, n, h, 1, 1} && shape("o.m") == Shape{1, n, h, dv, 1};
+}
+
 class FuseLinearTransformerPass final : public Pass {
  public:
   const char* name() const override { return "fuse_linear_transformer"; }
@@ -105,9 +118,10 @@ class FuseLinearTransformerPass final : public Pass {
       if (shape("k.heads") != qh || vh != Shape{1, n, h, dv} || shape("q_in") != Shape{1, n, h * d} ||
           shape("k_in") != Shape{1, n, h * d} || shape("v_in") != Shape{1, n, h * dv} ||
           shape("out") != Shape{1, n, h * dv} || shape("o") != Shape{1, n, h, dv} ||
-          !scalar_value(g, m.tensor("one_q"), &one_q) || !scalar_value(g, m.tensor("one_k"), &one_k) ||
-          !scalar_value(g, m.tensor("one_r"), &one_r) || !scalar_value(g, m.tensor("eps"), &eps) ||
-          one_q != 1.0f || one_k != 1.0f || one_r != 1.0f || !std::isfinite(eps) || eps < 0)
+          !lowering_shapes(shape, n, h, d, dv) || !scalar_value(g, m.tensor("one_q"), &one_q) ||
+          !scalar_value(g, m.tensor("one_k"), &one_k) || !scalar_value(g, m.tensor("one_r"), &one_r) ||
+          !scalar_value(g, m.tensor("eps"), &eps) || one_q != 1.0f || one_k != 1.0f || one_r != 1.0f ||
+          !std::isfinite(eps) || eps < 0)
         continue;
       KernelizedAttentionAttrs a;
       a.kind = KernelizedKind::kEluNormalized;

@@ -132,9 +132,11 @@ class FuseEfficientAttentionPass final : public Pass {
       return true;
     };
     auto shape = [&](int32_t t) -> const Shape& { return g.tensors[t].shape; };
+    // [B,rows,cols] with the block's own batch: a K, Q or V of batch 1 broadcast by the MatMuls against the
+    // others' B would not fit the fused op, which takes one batch for all three.
     auto is_bmn = [&](int32_t t, int64_t rows, int64_t cols) {
       const Shape& s = shape(t);
-      return s.rank == 3 && s[1] == rows && s[2] == cols;
+      return s.rank == 3 && s[0] == out[0] && s[1] == rows && s[2] == cols;
     };
     auto transposed = [&](const Node& nd) {
       return std::get<TransposeAttrs>(nd.attrs).perm == std::vector<int32_t>{0, 2, 1};

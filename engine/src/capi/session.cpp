@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 // The C API's session handle: options, creation, running, memory.
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 #include "capi/capi_internal.h"
 
@@ -9,7 +11,17 @@ using namespace vitrt::capi;
 
 namespace {
 
-const char* backend_name(vitrt_backend_t b) {
+// A C enum field as the integer the caller stored. Loading a value that is none of the enumerators as the
+// enum type is undefined in C++ (the sanitizer's "not a valid value for type"), and a C caller may store any
+// int.
+template <typename E>
+long long stored_value(const E& field) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &field, sizeof v);
+  return static_cast<long long>(v);
+}
+
+const char* backend_name(long long b) {
   switch (b) {
     case VITRT_BACKEND_AUTO:
       return "auto";
@@ -100,13 +112,14 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
     o.struct_size = sizeof o;
   }
   return guarded([&] {
-    if (o.precision != VITRT_PRECISION_FP32 && o.precision != VITRT_PRECISION_BF16)
+    const long long precision = stored_value(o.precision);
+    if (precision != VITRT_PRECISION_FP32 && precision != VITRT_PRECISION_BF16)
       return fail(VITRT_ERR_INVALID_ARGUMENT,
                   "vitrt_session_create: options.precision must be VITRT_PRECISION_FP32 (0) or "
                   "VITRT_PRECISION_BF16 (1), got " +
-                      std::to_string(static_cast<int>(o.precision)));
+                      std::to_string(precision));
     vitrt::SessionOptions so;
-    so.backend = backend_name(o.backend);
+    so.backend = backend_name(stored_value(o.backend));
     so.num_threads = o.num_threads;
     so.max_batch = o.max_batch;
     so.max_memory_bytes = o.max_memory_bytes;
@@ -114,7 +127,7 @@ vitrt_status_t vitrt_session_create(const vitrt_model_t* model, const vitrt_sess
     so.profile = o.profile != 0;
     so.disabled_passes = o.disabled_passes ? o.disabled_passes : "";
     so.preserve_intermediates = o.preserve_intermediates != 0;
-    so.precision = o.precision == VITRT_PRECISION_BF16 ? vitrt::Precision::kBf16 : vitrt::Precision::kFp32;
+    so.precision = precision == VITRT_PRECISION_BF16 ? vitrt::Precision::kBf16 : vitrt::Precision::kFp32;
     std::unique_ptr<vitrt::Session> s;
     vitrt::Status st = vitrt::Session::create(model->model, so, &s);
     if (!st.ok()) return report(st);

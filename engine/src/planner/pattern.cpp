@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "planner/graph_edit.h"
+#include "planner/pass.h"
+
 namespace vitrt {
 namespace {
 
@@ -119,6 +122,30 @@ bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, si
     }
   }
   return true;
+}
+
+bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
+                   const std::function<bool(const GraphIndex&, size_t, Match*, Node*)>& fuse) {
+  GraphIndex index(g);
+  std::vector<bool> erase(g.nodes.size(), false);
+  bool modified = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (erase[i] || !is_root(g.nodes[i])) continue;
+    Node fused;
+    Match m;
+    if (!fuse(index, i, &m, &fused)) continue;
+    bool overlaps = false;
+    for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
+    fused.name = g.nodes[i].name;
+    fused.version = 1;
+    if (overlaps || (ctx.backend && !ctx.backend->supports(fused))) continue;
+    for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
+    index.producer[fused.outputs[0]] = static_cast<int32_t>(i);
+    g.nodes[i] = std::move(fused);
+    modified = true;
+  }
+  if (modified) erase_nodes(g, erase);
+  return modified;
 }
 
 std::function<bool(const Node&)> perm_is(std::vector<int32_t> perm) {

@@ -54,6 +54,16 @@ struct GraphIndex {
 // after the root. Add and Mul also match with their operands swapped.
 bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, size_t root, Match* m);
 
+struct PassContext;
+
+// The replace loop of the single-node fusion passes. For each node that `is_root` accepts, `fuse` matches its
+// patterns with the root there and, on success, builds the fused node in *fused (inputs, outputs, attrs). The
+// root is replaced (named after it, version 1) unless a node of the match was taken by an earlier fusion or
+// the session's backend does not support the fused node; the match's other nodes are erased. Returns whether
+// any node was fused.
+bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
+                   const std::function<bool(const GraphIndex&, size_t root, Match*, Node* fused)>& fuse);
+
 // The first of `patterns` that matches with its root at node `root` (match_pattern on each in turn).
 template <size_t N>
 bool match_first(const Graph& g, const GraphIndex& index, const Pattern (&patterns)[N], size_t root,

@@ -16,7 +16,6 @@
 #include <cmath>
 
 #include "ops/op_registry.h"
-#include "planner/graph_edit.h"
 #include "planner/pass.h"
 #include "planner/pattern.h"
 
@@ -131,32 +130,14 @@ class FuseExternalAttentionPass final : public Pass {
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
-    GraphIndex index(g);
-    std::vector<bool> erase(g.nodes.size(), false);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const OpType t = g.nodes[i].type;
-      if (erase[i] || (t != OpType::kReshape && t != OpType::kLinear)) continue;
-      Node fused;
-      Match m;
-      bool found = false;
-      for (const ExternalPattern& ep : patterns_) {
-        if (match_pattern(g, index, ep.pattern, i, &m) && rewrite_external_attention(g, m, ep, &fused)) {
-          found = true;
-          break;
-        }
-      }
-      if (!found) continue;
-      bool overlaps = false;
-      for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
-      fused.name = g.nodes[i].name;
-      fused.version = 1;
-      if (overlaps || (ctx.backend && !ctx.backend->supports(fused))) continue;
-      for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
-      index.producer[fused.outputs[0]] = static_cast<int32_t>(i);
-      g.nodes[i] = std::move(fused);
-      *modified = true;
-    }
-    if (*modified) erase_nodes(g, erase);
+    *modified = fuse_at_roots(
+        g, ctx, [](const Node& n) { return n.type == OpType::kReshape || n.type == OpType::kLinear; },
+        [&](const GraphIndex& index, size_t root, Match* m, Node* fused) {
+          for (const ExternalPattern& p : patterns_)
+            if (match_pattern(g, index, p.pattern, root, m) && rewrite_external_attention(g, *m, p, fused))
+              return true;
+          return false;
+        });
     return Status::Ok();
   }
 

@@ -91,6 +91,13 @@ def torch_worker(a):
     ms = []
     # bf16: PyTorch's own mixed precision on the CPU (its bf16 GEMMs through oneDNN where the CPU has them).
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16")
+    if a.precision == "bf16":
+        # PyTorch 2.x's CPU autocast leaves layer_norm off its fp32 list (CUDA's has it), so a LayerNorm fed by a
+        # bf16 conv output (SOFT's landmark and patch-embedding paths) fails on its fp32 weight. Run each
+        # LayerNorm in fp32, as CUDA autocast and vitrt's bf16 mode both do.
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                m.register_forward_pre_hook(lambda _m, args: tuple(t.float() for t in args))
     with torch.inference_mode(), autocast:
         for _ in range(a.warmup):
             y = model(x)

@@ -46,7 +46,7 @@ extern "C" {
 /* Version of this header's API; bumped on any change to it (see the README's changelog). Version 3 appended
  * model info, the plan report, .npy arrays, input limits, exit codes and four session options; version 4 the
  * session precision (fp32 | bf16) and the plan report's precision. */
-#define VITRT_API_VERSION 4
+#define VITRT_API_VERSION 5
 
 /* The most dimensions a model tensor has (the dims arrays of the info structs below). */
 #define VITRT_MAX_RANK 8
@@ -157,6 +157,11 @@ VITRT_API vitrt_status_t vitrt_session_memory(const vitrt_session_t* session, ui
  * normalisation) into dst, which must hold C*H*W floats (see vitrt_model_input_shape). */
 VITRT_API vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* image_path,
                                                 float* dst, size_t dst_capacity);
+/* API version 5. The same for a PNG or JPEG file already in memory (`size` bytes at `data`); `name` (may be
+ * NULL) is what messages call the image. */
+VITRT_API vitrt_status_t vitrt_image_preprocess_memory(const vitrt_model_t* model, const void* data,
+                                                       size_t size, const char* name, float* dst,
+                                                       size_t dst_capacity);
 
 /* API version 3. Info structs are filled by the library up to the caller's struct_size (set it to sizeof the
  * struct): a caller built against an older header gets the fields it knows. Strings and arrays they point to

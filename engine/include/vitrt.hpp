@@ -420,6 +420,11 @@ class Session {
 inline void preprocess_image(const Model& model, const std::string& path, Span<float> dst) {
   detail::check(vitrt_image_preprocess(model.get(), path.c_str(), dst.data(), dst.size()));
 }
+// The same for an encoded PNG or JPEG in memory; `name` is what messages call it.
+inline void preprocess_image_memory(const Model& model, const void* data, size_t size,
+                                    const std::string& name, Span<float> dst) {
+  detail::check(vitrt_image_preprocess_memory(model.get(), data, size, name.c_str(), dst.data(), dst.size()));
+}
 inline std::vector<float> preprocess_image(const Model& model, const std::string& path) {
   std::vector<float> dst(model.input_shape().elements());
   preprocess_image(model, path, Span<float>(dst));

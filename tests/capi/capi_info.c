@@ -325,6 +325,26 @@ static void test_image(const vitrt_model_t* model, const char* image, const char
                "vitrt_image_preprocess");
   EXPECT_ERROR(vitrt_image_preprocess(model, image, NULL, n), VITRT_ERR_INVALID_ARGUMENT,
                "vitrt_image_preprocess");
+
+  /* The same image from memory gives the same values; a truncated copy is a bad input naming it. */
+  f = fopen(image, "rb");
+  EXPECT(f != NULL, "open %s", image);
+  static unsigned char bytes[1 << 20];
+  const size_t size = fread(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  EXPECT(size > 0 && size < sizeof bytes, "read %s", image);
+  memset(b, 0, sizeof(float) * n);
+  EXPECT(vitrt_image_preprocess_memory(model, bytes, size, "in memory", b, n) == VITRT_OK &&
+             memcmp(a, b, sizeof(float) * n) == 0,
+         "preprocessing from memory equals preprocessing the file: %s", vitrt_last_error_message());
+  EXPECT_ERROR(vitrt_image_preprocess_memory(model, bytes, size / 2, "half.png", b, n), VITRT_ERR_BAD_INPUT,
+               "half.png");
+  EXPECT_ERROR(vitrt_image_preprocess_memory(model, bytes, 0, "empty.png", b, n), VITRT_ERR_BAD_INPUT,
+               "empty.png");
+  EXPECT_ERROR(vitrt_image_preprocess_memory(model, bytes, size, "small", b, n - 1),
+               VITRT_ERR_INVALID_ARGUMENT, "small");
+  EXPECT_ERROR(vitrt_image_preprocess_memory(model, NULL, 4, "x", b, n), VITRT_ERR_INVALID_ARGUMENT,
+               "vitrt_image_preprocess_memory");
   free(a);
   free(b);
 }
@@ -383,7 +403,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s MODEL INPUT.npy IMAGE WORK_DIR\n", argv[0]);
     return 2;
   }
-  EXPECT(VITRT_API_VERSION == 4, "API version");
+  EXPECT(VITRT_API_VERSION == 5, "API version");
   test_exit_codes_and_limits();
   vitrt_model_t* model = NULL;
   if (vitrt_model_load(argv[1], &model) != VITRT_OK) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Converts a PyTorch-made DeiT fixture, corrupts a copy, and runs the C example against both; then the calls of
-# API versions 3 and 4 (capi_info.c) on the same model, a sample image and the fixture's input.
+# API versions 3 to 5 (capi_info.c) on the same model, a sample image and the fixture's input.
 set -euo pipefail
 build=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The C API's image input: decode a PNG/JPEG and preprocess it as the model's metadata says.
+// The C API's image input: decode a PNG/JPEG (a file, or bytes in memory) and preprocess it as the model's
+// metadata says.
 #include "image/image.h"
 
 #include "capi/capi_internal.h"
@@ -23,6 +24,29 @@ vitrt_status_t vitrt_image_preprocess(const vitrt_model_t* model, const char* im
                                                   model->model->path + "' needs " + std::to_string(need) +
                                                   " (C*H*W) for '" + image_path + "'");
     return report(vitrt::load_and_preprocess(image_path, g.metadata.preprocess, dst));
+  });
+}
+
+vitrt_status_t vitrt_image_preprocess_memory(const vitrt_model_t* model, const void* data, size_t size,
+                                             const char* name, float* dst, size_t dst_capacity) {
+  if (!model || (!data && size > 0) || !dst)
+    return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess_memory: null argument");
+  return guarded([&] {
+    const std::string image = name ? name : "<memory>";
+    const vitrt::Graph& g = model->model->graph;
+    const vitrt::Shape& s = g.tensors[g.inputs[0]].shape;
+    const size_t need = static_cast<size_t>(s[1] * s[2] * s[3]);
+    if (dst_capacity < need)
+      return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess_memory: dst holds " +
+                                                  std::to_string(dst_capacity) + " floats, the input of '" +
+                                                  model->model->path + "' needs " + std::to_string(need) +
+                                                  " (C*H*W) for '" + image + "'");
+    vitrt::Image img;
+    vitrt::Status st = vitrt::decode_image_memory(static_cast<const uint8_t*>(data), size, image, &img);
+    if (st.ok())
+      st = vitrt::preprocess_image(img, g.metadata.preprocess, dst)
+               .with_context("preprocessing '" + image + "'");
+    return report(st);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "top_k.h"
 
 namespace vitrt::cli {
 namespace {
@@ -22,25 +23,8 @@ struct Options {
 struct Result {
   std::string image;
   std::string error;
-  std::vector<std::pair<int, float>> top;  // class, probability
-  std::vector<float> top_logits;
+  std::vector<ClassScore> top;
 };
-
-void softmax_top_k(const float* logits, int classes, int k, Result* r) {
-  float mx = logits[0];
-  for (int c = 1; c < classes; ++c) mx = std::max(mx, logits[c]);
-  double sum = 0;
-  for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(logits[c]) - mx);
-  std::vector<int> idx(classes);
-  for (int c = 0; c < classes; ++c) idx[c] = c;
-  k = std::min(k, classes);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-  for (int i = 0; i < k; ++i) {
-    r->top.emplace_back(idx[i], static_cast<float>(std::exp(static_cast<double>(logits[idx[i]]) - mx) / sum));
-    r->top_logits.push_back(logits[idx[i]]);
-  }
-}
 
 int run_classify(const Options& o) {
   std::unique_ptr<api::Model> model;
@@ -85,7 +69,8 @@ int run_classify(const Options& o) {
         return report_error("classify", e, false);
       }
       for (size_t j = 0; j < ok.size(); ++j)
-        softmax_top_k(logits.data() + static_cast<size_t>(classes) * j, classes, o.top_k, &results[ok[j]]);
+        results[ok[j]].top =
+            softmax_top_k(logits.data() + static_cast<size_t>(classes) * j, classes, o.top_k);
     }
     progress.update(std::min(images.size(), start + batch));
   }
@@ -107,8 +92,8 @@ int run_classify(const Options& o) {
       std::printf("\"top\": [");
       for (size_t k = 0; k < r.top.size(); ++k)
         std::printf("%s{\"index\": %d, \"label\": \"%s\", \"probability\": %.6g, \"logit\": %.6g}",
-                    k ? ", " : "", r.top[k].first, json_escape(label(r.top[k].first)).c_str(),
-                    r.top[k].second, r.top_logits[k]);
+                    k ? ", " : "", r.top[k].index, json_escape(label(r.top[k].index)).c_str(),
+                    r.top[k].probability, r.top[k].logit);
       std::printf("]}");
     }
     std::printf("\n]}\n");
@@ -118,7 +103,7 @@ int run_classify(const Options& o) {
       std::printf("%s\n", r.image.c_str());
       for (size_t k = 0; k < r.top.size(); ++k)
         std::printf("  %d. %-24s %6.2f%%  (class %d)\n", static_cast<int>(k + 1),
-                    label(r.top[k].first).c_str(), 100.0 * r.top[k].second, r.top[k].first);
+                    label(r.top[k].index).c_str(), 100.0 * r.top[k].probability, r.top[k].index);
     }
   }
   std::fprintf(stderr, "classified %zu image(s) in %.3f s (%.1f images/s, backend %s, batch %d)\n",

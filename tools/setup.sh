@@ -18,6 +18,7 @@ packages=(
   libzip-dev                                 # torch.save checkpoints are zip archives
   libpng-dev libjpeg-dev                     # image decoding (libjpeg-turbo: the decoder PIL uses)
   libonnx-dev libprotobuf-dev                # ONNX import: ONNX's generated ModelProto classes over protobuf
+  python3-dev pybind11-dev python3-pybind11  # the `vitrt` Python package (python/; skipped when missing)
 )
 test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
@@ -25,6 +26,8 @@ test_packages=(
   python3-torchvision                        # torchvision's models exported for the zoo test (tests/onnx/zoo_test.cpp)
   python3-onnx                               # torch.onnx.export of the reference models (tests/onnx)
   libonnx-testdata                           # ONNX's backend conformance cases (tests/onnx)
+  python3-pytest                             # the Python package's tests (tests/python)
+  python3-dask python3-distributed           # vitrt.dask and its tests on a LocalCluster (issue 29)
 )
 bench_packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # optional oneDNN: vitrt_gemm_ceiling (compare.sh's GEMM ceiling),

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The installable package: `cmake --install BUILD --prefix P`, then a program outside the project is built
 # against P twice (CMake find_package(vitrt) and pkg-config) and classifies a sample image through the installed
-# library; its top-1 label must be PyTorch's (models/fashion_deit/expected.txt).
+# library; its top-1 label must be PyTorch's (models/fashion_deit/expected.txt). So must the installed Python
+# package.
 set -uo pipefail
 build=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -81,6 +82,24 @@ if flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs vitrt) &&
   check_consumer "pkg-config" "$work/consumer-pc"
 else
   bad "pkg-config consumer build: $(cat "$work/pc.log")"
+fi
+
+# 3. The Python package (built where pybind11 is found, never in a sanitized build): the installed copy imports
+# without PYTHONPATH tricks beyond the prefix's site dir, finds the installed libvitrt.so.0 through its relative
+# rpath, and classifies the sample as PyTorch does.
+if [ -d "$build/python/vitrt" ]; then
+  site=$(dirname "$(find "$prefix" -path '*-packages/vitrt/__init__.py' | head -1)")
+  site=$(dirname "$site")
+  if out=$(cd "$work" && env -u LD_LIBRARY_PATH PYTHONPATH="$site" "${VITRT_PYTHON:-/usr/bin/python3}" -c '
+import sys, vitrt
+m = vitrt.Model(sys.argv[1])
+print(vitrt.__file__, vitrt.Session(m, threads=1).classify(sys.argv[2], top_k=1)[0]["labels"][0], sep="\t")
+' "$model" "$image" 2>&1) && [ "$(printf '%s' "$out" | cut -f2)" = "$want" ] &&
+     case "$(printf '%s' "$out" | cut -f1)" in "$prefix"/*) true ;; *) false ;; esac; then
+    ok "installed Python package ($site) classifies the sample as '$want'"
+  else
+    bad "installed Python package: $out"
+  fi
 fi
 
 echo "$passed passed, $failed failed"

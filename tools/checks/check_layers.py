@@ -19,6 +19,7 @@ LAYERS = [
     ("engine", ["engine/"]),
     ("converter", ["converter/"]),
     ("tools", ["tools/"]),
+    ("python", ["python/"]),
     ("tests", ["tests/", "bench/"]),
 ]
 # Where the build looks for a quoted include after the including file's own folder.

@@ -86,6 +86,7 @@ TEST_CASE("x86 ExternalAttention matches the reference on odd shapes (every ISA,
       {2, 1, 2, 5, 3},                   // one token: each slot's softmax is 1
       {2, 9, 5, 1, 1, true, 0.5f},       // one slot, width 1
       {2, 300, 2, 33, 17, true, 1e-3f},  // five blocks, the last short
+      {1, 1000, 3, 7, 64},               // 16 blocks per item: the per-item maxima and sums over many blocks
   };
   for (const Case& k : cases) {
     CAPTURE(k.batch);

@@ -5,15 +5,18 @@
 // any token's slot normalisation. The kernel keeps each item's logits [N][Sp] (S memory slots, padded to Sp)
 // in the workspace rather than recomputing them: S is the small external memory (64 in EAMLP), so that is
 // the size of the head's own tokens when S = dh, and recomputing would cost a third GEMM. Never N×N.
-// Three passes over tasks (item = (batch, head), token block of kTokenBlock rows), each pass threaded:
+// Three passes over tasks (item = (batch, head), token block of kTokenBlock rows), each pass threaded, with
+// a reduction per item between them:
 //   1. L_blk = x_blk·W0ᵀ + b0 on the packed GEMM (packed_gemm.h), read straight from the [B,N,C] input (row
 //      stride C); then the block's column maxima.
-//   2. m = the item's column maxima over its blocks; L_blk = exp(L_blk − m) in place (vector exp) and the
-//      block's float column sums.
-//   3. r = float(1 / z), z the item's column sums over its blocks in double (the reference: float(1 / sum),
-//      the sum in double); each token row a = e·r, divided by eps + its double slot sum (the reference's own
-//      scalar arithmetic); then dst_blk = a·W1ᵀ + b1 on the packed GEMM, stored into the merged [B,N,C]
-//      output (row stride C).
+//      Per item: m = the column maxima over its blocks.
+//   2. L_blk = exp(L_blk − m) in place (vector exp) and the block's float column sums.
+//      Per item: r = float(1 / z), z the column sums over its blocks in double (the reference: float(1 /
+//      sum), the sum in double).
+//   3. each token row a = e·r, divided by eps + its double slot sum (the reference's own scalar arithmetic);
+//      then dst_blk = a·W1ᵀ + b1 on the packed GEMM, stored into the merged [B,N,C] output (row stride C).
+// The per-item reductions run once per item, not once per task: per task they cost blocks·Sp each, which made
+// the whole op grow with N² (5.2× the time from 3136 to 12544 tokens, docs/scaling.md).
 // The reference sums every logit and output in the same order with separate multiplies and adds where the
 // GEMM uses FMA; its exp is std::exp where this one is xsimd's; its column sums are one double sum where
 // these are float sums per block: values agree to a few float roundings.
@@ -21,8 +24,8 @@
 // Workspace (floats, every region 64-byte aligned), at the run's batch (never more than planned):
 // (W0, b0, W1 and b1 are packed at plan time, in the kernel.)
 //   shared: L [B·heads][N][Sp],
-//           block maxima and block sums [B·heads][blocks][Sp] each;
-//   per thread: m or r [Sp].
+//           block maxima and block sums [B·heads][blocks][Sp] each,
+//           per item m, then r [B·heads][Sp].
 #include <algorithm>
 #include <cstring>
 
@@ -44,12 +47,12 @@ constexpr int64_t kTokenBlock = 64;  // token rows per task: its logits block (6
 
 struct Layout {
   int64_t sp = 0, blocks = 0, items = 0;
-  int64_t logits = 0, bmax = 0, bsum = 0, thread0 = 0;
+  int64_t logits = 0, bmax = 0, bsum = 0, stats = 0;
   int64_t total = 0;  // floats
 };
 
-// Offsets of every region for `d` at `threads`; false when the sizes overflow.
-bool layout_of(const ExternalAttentionDims& d, int threads, Layout* l) {
+// Offsets of every region for `d`; false when the sizes overflow.
+bool layout_of(const ExternalAttentionDims& d, Layout* l) {
   l->sp = round16(d.slots);
   l->blocks = (d.tokens + kTokenBlock - 1) / kTokenBlock;
   int64_t at = 0;
@@ -57,12 +60,11 @@ bool layout_of(const ExternalAttentionDims& d, int threads, Layout* l) {
     *offset = at;
     return floats >= 0 && checked_add(at, round16(floats), &at);
   };
-  int64_t lg = 0, st = 0, per_thread = 0;
+  int64_t lg = 0, st = 0, per_item = 0;
   return checked_mul(d.batch, d.heads, &l->items) && checked_mul(l->items, d.tokens, &lg) &&
          checked_mul(lg, l->sp, &lg) && checked_mul(l->items, l->blocks, &st) &&
-         checked_mul(st, l->sp, &st) && checked_mul(l->sp, int64_t{threads}, &per_thread) &&
-         region(lg, &l->logits) && region(st, &l->bmax) && region(st, &l->bsum) &&
-         region(per_thread, &l->thread0) &&
+         checked_mul(st, l->sp, &st) && checked_mul(l->sp, l->items, &per_item) && region(lg, &l->logits) &&
+         region(st, &l->bmax) && region(st, &l->bsum) && region(per_item, &l->stats) &&
          (l->total = at, at < (int64_t{1} << 62) / static_cast<int64_t>(sizeof(float)));
 }
 
@@ -107,7 +109,7 @@ class ExternalAttentionKernel final : public ref::RefKernel {
     if (d.batch == 0 || d.tokens == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
     Layout l;
-    if (!layout_of(d, nt, &l)) return fail("workspace size overflows");
+    if (!layout_of(d, &l)) return fail("workspace size overflows");
     VITRT_RETURN_IF_ERROR(check_workspace(args, l.total));
     float* ws = static_cast<float*>(args.workspace);
     const float* src = args.src[0]->f32();
@@ -145,31 +147,40 @@ class ExternalAttentionKernel final : public ref::RefKernel {
         simd_->column_max(k.logits, k.rows, sp, sp, ws + l.bmax + t * sp);
       }
     });
-    // 2. exp(L − m) in place, m over the item's blocks; each block's column sums.
-    ThreadPool::parallel_for(tasks, nt, [&](int64_t lo, int64_t hi, int tid) {
-      float* m = ws + l.thread0 + tid * sp;
-      for (int64_t t = lo; t < hi; ++t) {
-        const Task k = task(t);
-        const float* bmax = ws + l.bmax + k.item * l.blocks * sp;
-        for (int64_t j = 0; j < sp; ++j) {
-          float mx = bmax[j];
-          for (int64_t b = 1; b < l.blocks; ++b) mx = bmax[b * sp + j] > mx ? bmax[b * sp + j] : mx;
-          m[j] = mx;
-        }
-        simd_->exp_columns(k.logits, k.rows, sp, sp, m, ws + l.bsum + t * sp);
+    // m per item: the column maxima over its blocks, in block order.
+    ThreadPool::parallel_for(l.items, nt, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t item = lo; item < hi; ++item) {
+        const float* bmax = ws + l.bmax + item * l.blocks * sp;
+        float* m = ws + l.stats + item * sp;
+        std::copy(bmax, bmax + sp, m);
+        for (int64_t b = 1; b < l.blocks; ++b)
+          for (int64_t j = 0; j < sp; ++j) m[j] = bmax[b * sp + j] > m[j] ? bmax[b * sp + j] : m[j];
       }
     });
-    // 3. the softmax's 1/z, the slot normalisation per token, then the second product into dst.
-    ThreadPool::parallel_for(tasks, nt, [&](int64_t lo, int64_t hi, int tid) {
-      float* r = ws + l.thread0 + tid * sp;
+    // 2. exp(L − m) in place; each block's column sums.
+    ThreadPool::parallel_for(tasks, nt, [&](int64_t lo, int64_t hi, int) {
       for (int64_t t = lo; t < hi; ++t) {
         const Task k = task(t);
-        const float* bsum = ws + l.bsum + k.item * l.blocks * sp;
+        simd_->exp_columns(k.logits, k.rows, sp, sp, ws + l.stats + k.item * sp, ws + l.bsum + t * sp);
+      }
+    });
+    // r per item (over m's slots): the softmax's 1/z, z the column sums over its blocks in double, in order.
+    ThreadPool::parallel_for(l.items, nt, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t item = lo; item < hi; ++item) {
+        const float* bsum = ws + l.bsum + item * l.blocks * sp;
+        float* r = ws + l.stats + item * sp;
         for (int64_t j = 0; j < s; ++j) {
           double z = 0.0;
           for (int64_t b = 0; b < l.blocks; ++b) z += bsum[b * sp + j];
           r[j] = static_cast<float>(1.0 / z);
         }
+      }
+    });
+    // 3. the slot normalisation per token, then the second product into dst.
+    ThreadPool::parallel_for(tasks, nt, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const Task k = task(t);
+        const float* r = ws + l.stats + k.item * sp;
         for (int64_t i = 0; i < k.rows; ++i) {
           float* row = k.logits + i * sp;
           double sum = 0.0;
@@ -216,9 +227,8 @@ Status create_external_attention(const std::shared_ptr<Context>& ctx, const Kern
   const int64_t rows = std::min(kTokenBlock, std::max<int64_t>(d.tokens, 1));
   const GemmKernels* g0 = gemm_kernels_for(avx512, rows, d.slots, d.head_dim, ctx->options.gemm_tile);
   const GemmKernels* g1 = gemm_kernels_for(avx512, rows, d.head_dim, d.slots, ctx->options.gemm_tile);
-  const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
   Layout l;
-  if (!layout_of(d, threads, &l)) return Status::Ok();
+  if (!layout_of(d, &l)) return Status::Ok();
   // Memory weights computed at run time: the reference runs (they are initializers in every known model).
   if (!constant_input(plan, 1) || !constant_input(plan, 3) || (d.has_b0 && !constant_input(plan, 2)) ||
       (d.has_b1 && !constant_input(plan, 4)))

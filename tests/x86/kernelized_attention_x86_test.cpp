@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // KernelizedAttention on the x86 backend (backends/cpu/x86/kernelized_attention.cpp) against the reference
-// kernel on random odd shapes: every kind, dk ≠ dv, dv + 1 just past a vector (the key-sum column), every
-// ISA, 1 to 3 threads (items in parallel, or one item split over the threads), a smaller batch than planned.
-// Both sum every element over the same terms in the same order; x86 uses FMA where the reference rounds each
-// product, so they agree to rounding, and the x86 results are the same bits at every thread count.
+// kernel on random odd shapes: every kind, dk ≠ dv, d = 7, 1 head, N not a multiple of the 64-token block,
+// dv past one GEMM panel, every ISA, 1 to 3 threads (fewer items than threads included), a smaller batch than
+// planned. x86 runs the products on the packed GEMM (FMA), the key sum and normaliser in vector order and the
+// elu's expm1 on vectors, so they agree to rounding; each x86 element is computed by one task, so its results
+// are the same bits at every thread count.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -96,6 +97,11 @@ TEST_CASE("x86 KernelizedAttention matches the reference on odd shapes (every ki
       {KernelizedKind::kSoftmaxPair, 2, 49, 2, 8, 24, 2.0f},
       {KernelizedKind::kSoftmaxPair, 1, 131, 1, 3, 16},  // one item, 131 tokens: split over the threads
       {KernelizedKind::kSoftmaxPair, 3, 11, 3, 33, 33, 20.0f},
+      {KernelizedKind::kEluNormalized, 1, 200, 3, 64,
+       64},                                               // the ViT-Tiny head; 4 token blocks, the last short
+      {KernelizedKind::kEluNormalized, 2, 65, 1, 7, 70},  // dv past one 64-column panel
+      {KernelizedKind::kEluScaled, 1, 129, 1, 13, 100, 3.0f},
+      {KernelizedKind::kSoftmaxPair, 1, 70, 1, 7, 65},
   };
   bool differs = false;
   for (const Case& k : cases) {

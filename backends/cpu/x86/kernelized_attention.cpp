@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // KernelizedAttention on x86 (core/ir/op_attrs.h; docs/linear_attention.md): the reference kernel's
-// arithmetic (backends/cpu/ref/kernelized_attention.cpp, the same feature maps from kernelized_features.h),
-// with the two products on LinearAttention's FMA row loops (linear_attention_simd.h: AVX-512 or AVX2, each
-// element summed in the reference's order with one FMA per term). Per (image, head) item:
-//   1. φk(K) [N][dk] and V copied to [N][dvp] (dv padded to whole vectors with zeros);
-//   2. KV = φk(K)ᵀ·V [dk][dvp] summed over the tokens in order. For kEluNormalized V's copy carries a column
-//      of ones at dv, so KV's column dv is the key sum Σ_s φk(K_s) (a product with 1 is exact);
-//   3. per block of kBlock tokens, φq [kBlock][dk] and φq·KV [kBlock][dvp] (column dv: the normaliser's dot
-//      product), scaled by 1/(dot + eps) for kEluNormalized and written to the merged [B,N,h·dv] output.
-// Nothing is N×N. With at least as many items as threads the items run in parallel on per-thread scratch;
-// with fewer, the items run one after another and each step is split over the threads (tokens, KV rows,
-// output blocks), every element still summed over all its terms in order, so both give the same bits.
+// arithmetic (backends/cpu/ref/kernelized_attention.cpp, the same feature maps as kernelized_features.h) with
+// the two products on the packed GEMM (packed_gemm.h) and the elu feature maps on vectors
+// (kernelized_attention_impl.h). Three passes, each threaded over (batch·head item, piece) tasks, so that 3
+// heads keep 2 threads busy at batch 1:
+//   1. keys: φk(K)ᵀ [dk][N] of each item (elementwise per token block, written transposed; the softmax over
+//      the tokens per channel for kSoftmaxPair) and V packed into GEMM panels [N][NR] per token block;
+//   2. context: per item and chunk of dk rows, KV rows = φk(K)ᵀ·V on the GEMM, written straight into the
+//      panels the output product reads, and for kEluNormalized the key sum Σ_s φk(K_s) of those rows;
+//   3. output: per item and block of kBlock tokens, φq [kBlock][dk], φq·KV on the GEMM into the merged
+//      [B,N,h·dv] output, then for kEluNormalized each row scaled by 1/(φq·Σφk + eps).
+// Nothing is N×N. Every element is computed by one task however the tasks fall on the threads, so the result
+// does not depend on the thread count. The GEMM sums each product over its index in order with FMA, the key
+// sum and the normaliser's dot product run in vector order, and the vector expm1 is xsimd's: the values equal
+// the reference's to rounding, not bit for bit.
+//
+// Workspace (floats, every region 64-byte aligned), at the run's batch (never more than planned):
+//   per item: φk(K)ᵀ [dk][N], packed V [panels][N][NR], the key sum [dk], packed KV [panels][dk][NR];
+//   per thread: φq [kBlock][dk] and the normalisers [kBlock].
 #include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/ref/kernelized_features.h"
 #include "backends/cpu/ref/ref_kernel.h"
-#include "backends/cpu/x86/linear_attention_simd.h"
+#include "backends/cpu/x86/kernelized_attention_simd.h"
+#include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/thread_pool.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "common/checked_math.h"
@@ -27,43 +35,51 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-constexpr int64_t kBlock = 32;     // tokens per output block: φq and φq·KV stay in L1
-constexpr int64_t kRowBlock = 64;  // tokens per task when one item is split over the threads
-constexpr int64_t kKvRows = 6;     // KV rows per task (the row loop's tile)
+constexpr int64_t kBlock = 64;  // tokens per key / output task: φ of the block stays in L1
 
-// Floats of one thread's scratch, and the offsets in it (each region 64-byte aligned).
+// Offsets in floats, each region rounded up to 16; false when a size overflows.
 struct Layout {
-  int64_t dvp = 0;  // dv (+1 for the key-sum column) rounded up to whole vectors
-  int64_t vpad = 0, fk = 0, kv = 0, fq = 0, ob = 0, colmax = 0, colsum = 0, per_thread = 0;
+  int64_t panels = 0;  // of V and of KV (dv columns)
+  int64_t per_item = 0, kt = 0, pv = 0, ksum = 0, pkv = 0;
+  int64_t thread0 = 0, per_thread = 0, fq = 0, z = 0;
+  int64_t total = 0;
 };
 
-bool layout_of(const KernelizedGeometry& g, bool key_sum, int width, Layout* l) {
-  const int64_t cols = g.dv + (key_sum ? 1 : 0);
-  l->dvp = (cols + width - 1) / width * width;
+bool layout_of(const KernelizedGeometry& g, const GemmKernels* gkv, int64_t items, int threads, Layout* l) {
+  l->panels = gemm_panels(g.dv, gkv->nr);
   int64_t off = 0;
   bool ok = true;
-  auto take = [&](int64_t rows, int64_t cols_, int64_t* at) {
-    int64_t floats = 0;
-    ok = ok && checked_mul(rows, cols_, &floats) && checked_add(floats, int64_t{15}, &floats);
-    *at = off;
-    ok = ok && checked_add(off, floats / 16 * 16, &off);
+  auto take = [&](int64_t a, int64_t b, int64_t c = 1) {
+    int64_t n = 0;
+    ok = ok && checked_mul(a, b, &n) && checked_mul(n, c, &n) && checked_add(n, int64_t{15}, &n);
+    const int64_t at = off;
+    ok = ok && checked_add(off, n / 16 * 16, &off);
+    return at;
   };
-  take(g.n, l->dvp, &l->vpad);
-  take(g.n, g.dk, &l->fk);
-  take(g.dk, l->dvp, &l->kv);
-  take(kBlock, g.dk, &l->fq);
-  take(kBlock, l->dvp, &l->ob);
-  take(1, g.dk, &l->colmax);
-  take(1, g.dk, &l->colsum);
+  l->kt = take(g.dk, g.n);
+  l->pv = take(l->panels, g.n, gkv->nr);
+  l->ksum = take(g.dk, 1);
+  l->pkv = take(l->panels, g.dk, gkv->nr);
+  l->per_item = off;
+  off = 0;
+  l->fq = take(kBlock, g.dk);
+  l->z = take(kBlock, 1);
   l->per_thread = off;
-  return ok;
+  int64_t all_items = 0, all_threads = 0;
+  return ok && checked_mul(l->per_item, items, &all_items) &&
+         checked_mul(l->per_thread, int64_t{threads}, &all_threads) &&
+         (l->thread0 = all_items, checked_add(all_items, all_threads, &l->total));
 }
 
 class KernelizedAttentionKernel final : public ref::RefKernel {
  public:
-  KernelizedAttentionKernel(const KernelPlan& plan, const LinearAttentionSimd* simd,
+  KernelizedAttentionKernel(const KernelPlan& plan, const KernelizedSimd* simd, const GemmKernels* gkv,
                             const KernelizedAttentionAttrs& a)
-      : RefKernel(plan), simd_(simd), a_(a), planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
+      : RefKernel(plan),
+        simd_(simd),
+        gkv_(gkv),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
  protected:
   Status compute(const KernelArgs& args) override {
@@ -71,46 +87,41 @@ class KernelizedAttentionKernel final : public ref::RefKernel {
     const Status s =
         decode_kernelized_geometry(a_, args.src[0]->shape, args.src[1]->shape, args.src[2]->shape, &r.g);
     if (!s.ok()) return fail(s.message());
-    if (!layout_of(r.g, key_sum(), simd_->width, &r.l)) return fail("workspace size overflows");
+    const KernelizedGeometry& g = r.g;
+    if (g.batch == 0 || g.n == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
-    int64_t floats = 0;
-    if (!checked_mul(r.l.per_thread, static_cast<int64_t>(nt), &floats))
-      return fail("workspace size overflows");
-    VITRT_RETURN_IF_ERROR(check_workspace(args, floats));
+    const int64_t items = g.batch * g.heads;
+    if (!layout_of(g, gkv_, items, nt, &r.l)) return fail("workspace size overflows");
+    VITRT_RETURN_IF_ERROR(check_workspace(args, r.l.total));
     r.ws = static_cast<float*>(args.workspace);
     r.q = args.src[0]->f32();
     r.k = args.src[1]->f32();
     r.v = args.src[2]->f32();
     r.out = args.dst[0]->f32();
-    const KernelizedGeometry& g = r.g;
-    const int64_t items = g.batch * g.heads;
-    if (items >= nt) {
-      ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
-        for (int64_t item = lo; item < hi; ++item) {
-          copy_values(r, item, 0, g.n, tid);
-          key_features(r, item, 0, g.dk, tid);
-          kv_rows(r, 0, g.dk, tid);
-          output_rows(r, item, 0, g.n, tid, tid);
-        }
+    const int64_t blocks = (g.n + kBlock - 1) / kBlock;
+    const bool softmax = a_.kind == KernelizedKind::kSoftmaxPair;
+    // 1. φk(K)ᵀ and packed V.
+    if (softmax)
+      ThreadPool::parallel_for(items * g.dk, nt, [&](int64_t lo, int64_t hi, int) {
+        for (int64_t t = lo; t < hi; ++t) softmax_key_channel(r, t / g.dk, t % g.dk);
       });
-      return Status::Ok();
-    }
-    const int64_t row_tasks = (g.n + kRowBlock - 1) / kRowBlock;
-    const int64_t kv_tasks = (g.dk + kKvRows - 1) / kKvRows;
-    const int64_t out_tasks = (g.n + kBlock - 1) / kBlock;
-    for (int64_t item = 0; item < items; ++item) {  // the steps share thread 0's V copy, φk(K) and KV
-      ThreadPool::parallel_for(row_tasks, nt, [&](int64_t lo, int64_t hi, int) {
-        copy_values(r, item, lo * kRowBlock, std::min(hi * kRowBlock, g.n), 0);
-      });
-      ThreadPool::parallel_for(g.dk, nt,
-                               [&](int64_t lo, int64_t hi, int) { key_features(r, item, lo, hi, 0); });
-      ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
-        kv_rows(r, lo * kKvRows, std::min(hi * kKvRows, g.dk), 0);
-      });
-      ThreadPool::parallel_for(out_tasks, nt, [&](int64_t lo, int64_t hi, int tid) {
-        output_rows(r, item, lo * kBlock, std::min(hi * kBlock, g.n), 0, tid);
-      });
-    }
+    ThreadPool::parallel_for(items * blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t t = lo; t < hi; ++t) key_block(r, t / blocks, t % blocks * kBlock, !softmax, tid);
+    });
+    // 2. KV rows (and the key sum), each item's in two chunks of whole row tiles: few enough that the GEMM
+    // reuses each block of packed V over many row tiles, enough that 3 heads keep 2 threads busy.
+    const int64_t tiles = (g.dk + gkv_->mr - 1) / gkv_->mr, chunk_rows = (tiles + 1) / 2 * gkv_->mr;
+    const int64_t row_chunks = (g.dk + chunk_rows - 1) / chunk_rows;
+    ThreadPool::parallel_for(items * row_chunks, nt, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t d0 = t % row_chunks * chunk_rows;
+        context_rows(r, t / row_chunks, d0, std::min(g.dk, d0 + chunk_rows));
+      }
+    });
+    // 3. the output, per block of tokens.
+    ThreadPool::parallel_for(items * blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t t = lo; t < hi; ++t) output_block(r, t / blocks, t % blocks * kBlock, tid);
+    });
     return Status::Ok();
   }
 
@@ -121,93 +132,91 @@ class KernelizedAttentionKernel final : public ref::RefKernel {
     float* ws = nullptr;
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     float* out = nullptr;
-    float* thread(int t) const { return ws + t * l.per_thread; }
+    float* item(int64_t i) const { return ws + i * l.per_item; }
+    float* thread(int t) const { return ws + l.thread0 + t * l.per_thread; }
   };
 
   bool key_sum() const { return a_.kind == KernelizedKind::kEluNormalized; }
 
-  // Tokens [t0, t1) of the item's V into group s's [N][dvp] copy: zeros beyond dv, a 1 at dv for the key sum.
-  void copy_values(const Run& r, int64_t item, int64_t t0, int64_t t1, int s) const {
+  // Row d of item i's φk(K)ᵀ for kSoftmaxPair: the softmax over the tokens of channel d (as the reference).
+  void softmax_key_channel(const Run& r, int64_t i, int64_t d) const {
     const KernelizedGeometry& g = r.g;
-    const int64_t b = item / g.heads, h = item % g.heads, cv = g.cv();
-    float* vpad = r.thread(s) + r.l.vpad;
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* src = r.v + (b * g.n + t) * cv + h * g.dv;
-      float* dst = vpad + t * r.l.dvp;
-      std::copy(src, src + g.dv, dst);
-      std::fill(dst + g.dv, dst + r.l.dvp, 0.0f);
-      if (key_sum()) dst[g.dv] = 1.0f;
-    }
+    const float* k = r.k + (i / g.heads) * g.n * g.cq() + (i % g.heads) * g.dk + d;
+    ref::softmax_strided(k, g.cq(), g.n, r.item(i) + r.l.kt + d * g.n, 1);
   }
 
-  // Channels [d0, d1) of the item's φk(K) into group s's [N][dk]: elementwise, or the softmax over the tokens
-  // of each channel (row by row: the maxima, then exp and the sums in token order, then the divisions; each
-  // element as ref::softmax_strided computes it).
-  void key_features(const Run& r, int64_t item, int64_t d0, int64_t d1, int s) const {
+  // Tokens [t0, t0 + kBlock) of item i: V into the packed panels, and with `features` φk(K) into φk(K)ᵀ (the
+  // block computed on vectors in thread tid's φq slot, then stored transposed).
+  void key_block(const Run& r, int64_t i, int64_t t0, bool features, int tid) const {
     const KernelizedGeometry& g = r.g;
-    const int64_t b = item / g.heads, h = item % g.heads, cq = g.cq();
-    const float* k = r.k + b * g.n * cq + h * g.dk;
-    float* fk = r.thread(s) + r.l.fk;
-    if (a_.kind != KernelizedKind::kSoftmaxPair) {
-      for (int64_t t = 0; t < g.n; ++t)
-        for (int64_t d = d0; d < d1; ++d) fk[t * g.dk + d] = ref::elu_feature(k[t * cq + d], a_.scale);
-      return;
-    }
-    float* mx = r.thread(s) + r.l.colmax;
-    float* sum = r.thread(s) + r.l.colsum;
-    for (int64_t d = d0; d < d1; ++d) {
-      mx[d] = -INFINITY;
-      sum[d] = 0.0f;
-    }
-    for (int64_t t = 0; t < g.n; ++t)
-      for (int64_t d = d0; d < d1; ++d) mx[d] = std::fmax(mx[d], k[t * cq + d]);
-    for (int64_t t = 0; t < g.n; ++t)
-      for (int64_t d = d0; d < d1; ++d) {
-        const float e = std::exp(k[t * cq + d] - mx[d]);
-        fk[t * g.dk + d] = e;
-        sum[d] += e;
+    const int64_t b = i / g.heads, h = i % g.heads, nb = std::min(kBlock, g.n - t0);
+    const int nr = gkv_->nr;
+    float* item = r.item(i);
+    const float* v = r.v + (b * g.n + t0) * g.cv() + h * g.dv;
+    for (int64_t p = 0; p < r.l.panels; ++p) {
+      const int64_t c0 = p * nr, cols = std::min<int64_t>(nr, g.dv - c0);
+      float* dst = item + r.l.pv + (p * g.n + t0) * nr;
+      for (int64_t t = 0; t < nb; ++t) {
+        std::copy(v + t * g.cv() + c0, v + t * g.cv() + c0 + cols, dst + t * nr);
+        std::fill(dst + t * nr + cols, dst + (t + 1) * nr, 0.0f);
       }
-    for (int64_t t = 0; t < g.n; ++t)
-      for (int64_t d = d0; d < d1; ++d) fk[t * g.dk + d] /= sum[d];
+    }
+    if (!features) return;
+    float* f = r.thread(tid) + r.l.fq;
+    simd_->elu_rows(r.k + (b * g.n + t0) * g.cq() + h * g.dk, g.cq(), nb, g.dk, a_.scale, f, g.dk);
+    float* kt = item + r.l.kt + t0;
+    for (int64_t d = 0; d < g.dk; ++d)
+      for (int64_t t = 0; t < nb; ++t) kt[d * g.n + t] = f[t * g.dk + d];
   }
 
-  // Rows [d0, d1) of group s's KV = φk(K)ᵀ·V over all tokens in order.
-  void kv_rows(const Run& r, int64_t d0, int64_t d1, int s) const {
+  // Rows [d0, d1) of item i's KV = φk(K)ᵀ·V, stored into the panels of packed KV (zero past dv), and of the
+  // key sum.
+  void context_rows(const Run& r, int64_t i, int64_t d0, int64_t d1) const {
     const KernelizedGeometry& g = r.g;
-    float* base = r.thread(s);
-    simd_->gemm(base + r.l.fk + d0, 1, g.dk, base + r.l.vpad, r.l.dvp, d1 - d0, g.n, r.l.dvp, false,
-                base + r.l.kv + d0 * r.l.dvp, r.l.dvp);
+    const int nr = gkv_->nr;
+    float* item = r.item(i);
+    const float* kt = item + r.l.kt;
+    for (int64_t p = 0; p < r.l.panels; ++p) {
+      GemmPanel gp;
+      gp.a = kt + d0 * g.n;
+      gp.lda = g.n;
+      gp.m = d1 - d0;
+      gp.k = g.n;
+      gp.b = item + r.l.pv + p * g.n * nr;
+      gp.cols = std::min<int64_t>(nr, g.dv - p * nr);
+      gp.c = item + r.l.pkv + (p * g.dk + d0) * nr;
+      gp.ldc = nr;
+      gkv_->panel(gp);
+      for (int64_t d = 0; d < d1 - d0; ++d) std::fill(gp.c + d * nr + gp.cols, gp.c + (d + 1) * nr, 0.0f);
+    }
+    if (key_sum())
+      for (int64_t d = d0; d < d1; ++d) item[r.l.ksum + d] = simd_->sum(kt + d * g.n, g.n);
   }
 
-  // Output tokens [t0, t1) of the item from group s's KV, with thread tid's block scratch.
-  void output_rows(const Run& r, int64_t item, int64_t t0, int64_t t1, int s, int tid) const {
+  // Output tokens [t0, t0 + kBlock) of item i, with thread tid's block scratch.
+  void output_block(const Run& r, int64_t i, int64_t t0, int tid) const {
     const KernelizedGeometry& g = r.g;
-    const int64_t b = item / g.heads, h = item % g.heads, cq = g.cq(), cv = g.cv();
-    const float* kv = r.thread(s) + r.l.kv;
+    const int64_t b = i / g.heads, h = i % g.heads, nb = std::min(kBlock, g.n - t0);
     float* fq = r.thread(tid) + r.l.fq;
-    float* ob = r.thread(tid) + r.l.ob;
-    const bool softmax = a_.kind == KernelizedKind::kSoftmaxPair;
-    for (int64_t i = t0; i < t1; i += kBlock) {
-      const int64_t nb = std::min(kBlock, t1 - i);
-      for (int64_t t = 0; t < nb; ++t) {
-        const float* q = r.q + (b * g.n + i + t) * cq + h * g.dk;
-        float* f = fq + t * g.dk;
-        if (softmax)
-          ref::softmax_strided(q, 1, g.dk, f, 1);
-        else
-          for (int64_t d = 0; d < g.dk; ++d) f[d] = ref::elu_feature(q[d], a_.scale);
-      }
-      simd_->gemm(fq, g.dk, 1, kv, r.l.dvp, nb, g.dk, r.l.dvp, false, ob, r.l.dvp);
-      for (int64_t t = 0; t < nb; ++t) {
-        const float* src = ob + t * r.l.dvp;
-        float* dst = r.out + (b * g.n + i + t) * cv + h * g.dv;
-        const float z = key_sum() ? 1.0f / (src[g.dv] + a_.eps) : 1.0f;
-        for (int64_t m = 0; m < g.dv; ++m) dst[m] = src[m] * z;
-      }
-    }
+    const float* q = r.q + (b * g.n + t0) * g.cq() + h * g.dk;
+    if (a_.kind == KernelizedKind::kSoftmaxPair)
+      for (int64_t t = 0; t < nb; ++t) ref::softmax_strided(q + t * g.cq(), 1, g.dk, fq + t * g.dk, 1);
+    else
+      simd_->elu_rows(q, g.cq(), nb, g.dk, a_.scale, fq, g.dk);
+    float* dst = r.out + (b * g.n + t0) * g.cv() + h * g.dv;
+    const float* item = r.item(i);
+    gemm_packed_product(gkv_, fq, g.dk, nb, g.dk, item + r.l.pkv, g.dv, dst, g.cv());
+    if (!key_sum()) return;
+    float* z = r.thread(tid) + r.l.z;
+    for (int64_t t = 0; t < nb; ++t)
+      z[t] = 1.0f / (simd_->dot(fq + t * g.dk, item + r.l.ksum, g.dk) + a_.eps);
+    simd_->scale_rows(dst, g.cv(), nb, g.dv, z);
   }
 
-  const LinearAttentionSimd* simd_;
+  const KernelizedSimd* simd_;
+  // Both products, KV = φk(K)ᵀ·V (dk rows, N deep) and φq·KV (kBlock rows, dk deep): dv columns, and the
+  // output product reads KV in the panels the first one writes.
+  const GemmKernels* gkv_;
   KernelizedAttentionAttrs a_;
   int planned_threads_;
 };
@@ -223,17 +232,17 @@ Status create_kernelized_attention(const std::shared_ptr<Context>& ctx, const Ke
   KernelizedGeometry g;
   if (!decode_kernelized_geometry(*a, plan.src_shapes[0], plan.src_shapes[1], plan.src_shapes[2], &g).ok())
     return Status::Ok();
-  const LinearAttentionSimd* simd =
-      ctx->isa == X86Isa::kAvx512 ? linear_attention_simd_avx512() : linear_attention_simd_avx2();
+  const bool avx512 = ctx->isa == X86Isa::kAvx512;
+  const KernelizedSimd* simd = avx512 ? kernelized_simd_avx512() : kernelized_simd_avx2();
+  const GemmKernels* gkv = gemm_kernels_for(avx512, g.dk, g.dv, g.n, ctx->options.gemm_tile);
   Layout l;
-  int64_t floats = 0, bytes = 0;
+  int64_t items = 0, bytes = 0;
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
-  if (!layout_of(g, a->kind == KernelizedKind::kEluNormalized, simd->width, &l) ||
-      !checked_mul(l.per_thread, static_cast<int64_t>(threads), &floats) ||
-      !checked_mul(floats, static_cast<int64_t>(sizeof(float)), &bytes))
+  if (!checked_mul(g.batch, g.heads, &items) || !layout_of(g, gkv, items, threads, &l) ||
+      !checked_mul(l.total, static_cast<int64_t>(sizeof(float)), &bytes))
     return bad_model("KernelizedAttention '" + plan.node->name + "': workspace size overflows");
   info->workspace_bytes = static_cast<size_t>(bytes);
-  *kernel = std::make_unique<KernelizedAttentionKernel>(plan, simd, *a);
+  *kernel = std::make_unique<KernelizedAttentionKernel>(plan, simd, gkv, *a);
   return Status::Ok();
 }
 

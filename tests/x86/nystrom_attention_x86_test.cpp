@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The x86 NystromAttention kernel (Nyströmformer) against the reference kernel (double) on random odd shapes:
-// N not a multiple of m (the T2T segment rule) nor of the token block (64), d = 1..40, m = 1..N, 1..5 heads,
-// batch 1..3, both initialisations, with and without the V conv, 0..8 iterations; at every ISA level this
-// CPU has and 1, 2 and 3 threads (fewer items than threads included), outputs and workspace poisoned with NaN
-// by the runner, and a smaller batch than planned.
+// N not a multiple of m (the T2T segment rule) nor of the token block (64) nor of k3·V's chunk (512),
+// d = 1..40, m = 1..N, 1..5 heads, batch 1..3, both initialisations, with and without the V conv, 0..8
+// iterations; at every ISA level this CPU has and 1, 2 and 3 threads (fewer items than threads included),
+// outputs and workspace poisoned with NaN by the runner, and a smaller batch than planned.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -33,6 +33,8 @@ const Spec kSpecs[] = {
     {"b1_n65_h1_d17_m1_global", 1, 65, 1, 17, 1, 0, NystromInit::kGlobal, 6},
     {"b2_n97_h2_d16_m17_ks9_iters8", 2, 97, 2, 16, 17, 9, NystromInit::kGlobal, 8},
     {"b1_n50_h4_d12_m7_iters0", 1, 50, 4, 12, 7, 3, NystromInit::kPerHead, 0},
+    // three chunks of k3·V (512 tokens each, the last short) merged per item; 3 heads on 2 threads
+    {"b1_n1100_h3_d7_m13_ks3_global", 1, 1100, 3, 7, 13, 3, NystromInit::kGlobal, 6},
 };
 
 NystromAttentionAttrs attrs_of(const Spec& s) {
@@ -126,7 +128,8 @@ TEST_CASE("x86 NystromAttention matches the reference kernel on odd shapes, ever
         const double e = max_diff(out.data, want);
         CHECK_MESSAGE(e <= tol, s.name, ": max diff ", e, " vs tolerance ", tol);
         worst_all = std::fmax(worst_all, e / scale);
-        // Items never share a sum, so the thread count changes no bit.
+        // The sums are split by N (items, 512-token chunks, 64-token blocks), never by the threads, so the
+        // thread count changes no bit.
         if (threads == 1)
           first = out.data;
         else

@@ -6,28 +6,35 @@
 //
 //   A. per item, in parallel: the landmark means Q̃, K̃ (sums in double), k2 = softmax(Q̃ K̃ᵀ) and its
 //      largest column sum (the first iterate's scale).
-//   B. per item, in parallel, once the scale is known (for the global initialisation every item's k2 must
-//      exist first): the iterations on Z; k3·V streamed over token blocks with a running softmax (per
-//      landmark row the running max, the running sum, and the accumulated rows rescaled when the max grows);
-//      W = Z·(k3·V) [m,d], packed once into GEMM panels; then per block of tokens k1 = softmax(Q K̃ᵀ) on the
-//      packed GEMM (K̃ packed once), times W on the packed GEMM, plus the depthwise V conv, written into the
-//      merged [B,N,C] output.
+//   B. in parallel, once the scale is known (for the global initialisation every item's k2 must exist
+//      first), tasks of two kinds: per item, the iterations on Z; per (item, chunk of kChunk tokens), k3·V
+//      over the chunk's token blocks with a running softmax (per landmark row the running max, the running
+//      sum, and the accumulated rows rescaled when the max grows);
+//   C. per item: the chunks' partial k3·V merged in chunk order (each rescaled to the largest maximum),
+//      W = Z·(k3·V) [m,d] and K̃, each packed once into the item's GEMM panels;
+//   D. per (item, block of tokens): k1 = softmax(Q K̃ᵀ) on the packed GEMM, times W on the packed GEMM, plus
+//      the depthwise V conv, written into the merged [B,N,C] output.
+// B and D split each item over token ranges, so 3 heads keep 2 threads busy; the chunks are fixed by N, not
+// by the thread count, so the thread count changes no bit.
 //
 // Products: the two N-sized ones (Q K̃ᵀ and k1·W) on the packed GEMM tiles (packed_gemm.h), the m-sized and
 // block ones (k2, the iterations, Q̃ K_blockᵀ, P·V_block, Z·(k3·V)) on the vectorised row loops of the SOFT
-// kernel (linear_attention_simd.h); both have AVX-512 and AVX2 instances. m and d are padded to whole vectors
-// (mp, dp) with zero columns so those loops run on whole vectors. Workspace (floats, every region 64-byte
-// aligned, sized at plan time for the planned threads and batch):
-//   shared: k2 [B·h][m][mp], the column-sum maxima [B·h];
-//   per thread: Q̃, K̃ [m][d], K̃ᵀ [d][mp], packed K̃, Z, KV and two temporaries [m][mp], a key block Kᵀ
-//   [d][T], a value block [T][dp], its scores [m][T], running max and sum [m], k3·V and W [m][dp], packed W,
-//   a query block [T][d], its k1 [T][mp] and output [T][dp].
+// kernel (linear_attention_simd.h); both have AVX-512 and AVX2 instances. The exps of both softmaxes run on
+// vectors (nystrom_attention_simd.h: xsimd's exp, sums in vector order), so the results equal the
+// reference's to rounding. m and d are padded to whole vectors (mp, dp) with zero columns so the row loops
+// run on whole vectors. Workspace (floats, every region 64-byte aligned, sized at plan time for the planned
+// threads and batch):
+//   shared: k2 [B·h][m][mp], the column-sum maxima [B·h]; per item Q̃, K̃ [m][d], K̃ᵀ [d][mp], Z [m][mp],
+//   packed K̃ and packed W; per (item, chunk) the partial k3·V [m][dp], running max and sum [m];
+//   per thread: KV and two temporaries [m][mp], a key block Kᵀ [d][T], a value block [T][dp], its scores
+//   [m][T], k3·V and W [m][dp], a query block [T][d], its k1 [T][mp] and output [T][dp].
 #include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
+#include "backends/cpu/x86/nystrom_attention_simd.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "backends/operand_check.h"
@@ -38,7 +45,8 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-constexpr int64_t kBlock = 64;  // tokens per block (a multiple of every vector width)
+constexpr int64_t kBlock = 64;   // tokens per block (a multiple of every vector width)
+constexpr int64_t kChunk = 512;  // tokens per k3·V task (whole blocks)
 
 struct Dims : NystromGeometry {
   int64_t mp, dp;
@@ -47,9 +55,12 @@ struct Dims : NystromGeometry {
 struct Layout {
   // shared
   int64_t k2, colmax;
+  // per item, relative to item(i) = item0 + i·per_item
+  int64_t item0, per_item, ql, kl, klt, z, pkl, pw;
+  // per (item, chunk), relative to part(i, c) = part0 + (i·chunks + c)·per_part
+  int64_t chunks, part0, per_part, acc, rmax, rsum;
   // per thread, relative to thread(t) = thread0 + t·per_thread
-  int64_t thread0, per_thread, ql, kl, klt, pkl, z, kv, t1, t2, kbt, vb, s3, rmax, rsum, acc, w, pw, qb, s1,
-      ob;
+  int64_t thread0, per_thread, kv, t1, t2, kbt, vb, s3, macc, w, qb, s1, ob;
   int64_t total;
 };
 
@@ -64,44 +75,52 @@ bool layout_of(const Dims& s, const GemmKernels* g1, const GemmKernels* g2, int 
     ok = ok && checked_add(off, round16(n), &off);
     return at;
   };
-  l->k2 = take({s.batch, s.heads, s.m, s.mp});
-  l->colmax = take({s.batch, s.heads});
-  l->thread0 = off;
+  int64_t items = 0;
+  ok = ok && checked_mul(s.batch, s.heads, &items);
+  l->k2 = take({items, s.m, s.mp});
+  l->colmax = take({items});
+  const int64_t shared = off;
   off = 0;
   l->ql = take({s.m, s.d});
   l->kl = take({s.m, s.d});
   l->klt = take({s.d, s.mp});
-  l->pkl = take({gemm_panels(s.m, g1->nr), s.d, g1->nr});
   l->z = take({s.m, s.mp});
+  l->pkl = take({gemm_packed_floats(s.m, s.d, g1->nr)});
+  l->pw = take({gemm_packed_floats(s.d, s.m, g2->nr)});
+  l->per_item = off;
+  off = 0;
+  l->chunks = (s.n + kChunk - 1) / kChunk;
+  l->acc = take({s.m, s.dp});
+  l->rmax = take({s.m});
+  l->rsum = take({s.m});
+  l->per_part = off;
+  off = 0;
   l->kv = take({s.m, s.mp});
   l->t1 = take({s.m, s.mp});
   l->t2 = take({s.m, s.mp});
   l->kbt = take({s.d, kBlock});
   l->vb = take({kBlock, s.dp});
   l->s3 = take({s.m, kBlock});
-  l->rmax = take({s.m});
-  l->rsum = take({s.m});
-  l->acc = take({s.m, s.dp});
+  l->macc = take({s.m, s.dp});
   l->w = take({s.m, s.dp});
-  l->pw = take({gemm_panels(s.d, g2->nr), s.m, g2->nr});
   l->qb = take({kBlock, s.d});
   l->s1 = take({kBlock, s.mp});
   l->ob = take({kBlock, s.dp});
   l->per_thread = off;
-  int64_t threads_part = 0;
-  ok = ok && checked_mul(off, static_cast<int64_t>(threads), &threads_part) &&
-       checked_add(l->thread0, threads_part, &l->total);
+  int64_t item_part = 0, parts = 0, chunk_part = 0, thread_part = 0;
+  l->item0 = shared;
+  ok = ok && checked_mul(l->per_item, items, &item_part) && checked_add(l->item0, item_part, &l->part0) &&
+       checked_mul(items, l->chunks, &parts) && checked_mul(l->per_part, parts, &chunk_part) &&
+       checked_add(l->part0, chunk_part, &l->thread0) &&
+       checked_mul(l->per_thread, static_cast<int64_t>(threads), &thread_part) &&
+       checked_add(l->thread0, thread_part, &l->total);
   return ok;
 }
 
-// Softmax of row[0..valid) in place (max subtracted, float sums in order), row[valid..cols) set to 0.
-void softmax_row(float* row, int64_t valid, int64_t cols) {
-  float top = -INFINITY;
-  for (int64_t j = 0; j < valid; ++j) top = std::max(top, row[j]);
-  float sum = 0.0f;
-  for (int64_t j = 0; j < valid; ++j) sum += row[j] = std::exp(row[j] - top);
-  const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < valid; ++j) row[j] *= inv;
+// Softmax of row[0..valid) in place (max subtracted, vector exp and sums), row[valid..cols) set to 0.
+void softmax_row(const NystromSimd* ny, float* row, int64_t valid, int64_t cols) {
+  const float sum = ny->exp_sum(row, valid, ny->row_max(row, valid));
+  ny->scale(row, valid, 1.0f / sum);
   for (int64_t j = valid; j < cols; ++j) row[j] = 0.0f;
 }
 
@@ -115,10 +134,11 @@ void diag_minus(float diag, const float* src, int64_t m, int64_t mp, float* dst)
 
 class NystromAttentionKernel final : public ref::RefKernel {
  public:
-  NystromAttentionKernel(const KernelPlan& plan, const LinearAttentionSimd* simd, bool avx512, int tile,
-                         const NystromAttentionAttrs& a)
+  NystromAttentionKernel(const KernelPlan& plan, const LinearAttentionSimd* simd, const NystromSimd* ny,
+                         bool avx512, int tile, const NystromAttentionAttrs& a)
       : RefKernel(plan),
         simd_(simd),
+        ny_(ny),
         avx512_(avx512),
         tile_(tile),
         a_(a),
@@ -158,18 +178,27 @@ class NystromAttentionKernel final : public ref::RefKernel {
     run.out = args.dst[0]->f32();
 
     const int64_t items = s.batch * s.heads;
-    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
-      for (int64_t bh = lo; bh < hi; ++bh) build_k2(run, bh, tid);
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int) {
+      for (int64_t bh = lo; bh < hi; ++bh) build_k2(run, bh);
     });
     float global = -INFINITY;
     for (int64_t bh = 0; bh < items; ++bh) global = std::max(global, run.ws[run.l.colmax + bh]);
-    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
-      for (int64_t bh = lo; bh < hi; ++bh) {
-        landmarks(run, bh, tid);
-        iterate(run, bh, a_.init == NystromInit::kGlobal ? global : run.ws[run.l.colmax + bh], tid);
-        k3_v(run, bh, tid);
-        output(run, bh, tid);
+    const int64_t per_item_tasks = 1 + run.l.chunks;  // the iterations, then the chunks
+    ThreadPool::parallel_for(items * per_item_tasks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t bh = t / per_item_tasks, c = t % per_item_tasks;
+        if (c == 0)
+          iterate(run, bh, a_.init == NystromInit::kGlobal ? global : run.ws[run.l.colmax + bh], tid);
+        else
+          k3_v_chunk(run, bh, c - 1, tid);
       }
+    });
+    ThreadPool::parallel_for(items, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t bh = lo; bh < hi; ++bh) merge_k3_v(run, bh, tid);
+    });
+    const int64_t blocks = (s.n + kBlock - 1) / kBlock;
+    ThreadPool::parallel_for(items * blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
+      for (int64_t t = lo; t < hi; ++t) output(run, t / blocks, t % blocks * kBlock, tid);
     });
     return Status::Ok();
   }
@@ -183,13 +212,15 @@ class NystromAttentionKernel final : public ref::RefKernel {
     const float *q, *k, *v, *vw;
     float* out;
     float* thread(int t) const { return ws + l.thread0 + t * l.per_thread; }
+    float* item(int64_t bh) const { return ws + l.item0 + bh * l.per_item; }
+    float* part(int64_t bh, int64_t c) const { return ws + l.part0 + (bh * l.chunks + c) * l.per_part; }
   };
 
   // Q̃, K̃ [m][d] (segment means of the scaled tokens, summed in double) and K̃ᵀ [d][mp] of item bh.
-  void landmarks(const Run& run, int64_t bh, int tid) const {
+  void landmarks(const Run& run, int64_t bh) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    float* t = run.thread(tid);
+    float* t = run.item(bh);
     float *ql = t + run.l.ql, *kl = t + run.l.kl, *klt = t + run.l.klt;
     const float* q = run.q + b * s.n * s.c + h * s.d;
     const float* k = run.k + b * s.n * s.c + h * s.d;
@@ -212,13 +243,13 @@ class NystromAttentionKernel final : public ref::RefKernel {
   }
 
   // k2 = softmax(Q̃ K̃ᵀ) of item bh into the shared region, and its largest column sum.
-  void build_k2(const Run& run, int64_t bh, int tid) const {
+  void build_k2(const Run& run, int64_t bh) const {
     const Dims& s = run.s;
-    landmarks(run, bh, tid);
-    const float* t = run.thread(tid);
+    landmarks(run, bh);
+    const float* t = run.item(bh);
     float* k2 = run.ws + run.l.k2 + bh * s.m * s.mp;
     simd_->gemm(t + run.l.ql, s.d, 1, t + run.l.klt, s.mp, s.m, s.d, s.mp, false, k2, s.mp);
-    for (int64_t i = 0; i < s.m; ++i) softmax_row(k2 + i * s.mp, s.m, s.mp);
+    for (int64_t i = 0; i < s.m; ++i) softmax_row(ny_, k2 + i * s.mp, s.m, s.mp);
     float best = -INFINITY;
     for (int64_t j = 0; j < s.m; ++j) {
       float col = 0.0f;
@@ -228,13 +259,13 @@ class NystromAttentionKernel final : public ref::RefKernel {
     run.ws[run.l.colmax + bh] = best;
   }
 
-  // Z = k2ᵀ / top, then the iterations KV = k2·Z; Z = (Z/4)·(13I − KV·(15I − KV·(7I − KV))).
+  // Item bh's Z = k2ᵀ / top, then the iterations KV = k2·Z; Z = (Z/4)·(13I − KV·(15I − KV·(7I − KV))).
   void iterate(const Run& run, int64_t bh, float top, int tid) const {
     const Dims& s = run.s;
     const int64_t m = s.m, mp = s.mp;
     const float* k2 = run.ws + run.l.k2 + bh * m * mp;
     float* t = run.thread(tid);
-    float *z = t + run.l.z, *kv = t + run.l.kv, *t1 = t + run.l.t1, *t2 = t + run.l.t2;
+    float *z = run.item(bh) + run.l.z, *kv = t + run.l.kv, *t1 = t + run.l.t1, *t2 = t + run.l.t2;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < m; ++j) z[i * mp + j] = k2[j * mp + i] / top;
       for (int64_t j = m; j < mp; ++j) z[i * mp + j] = 0.0f;
@@ -251,22 +282,25 @@ class NystromAttentionKernel final : public ref::RefKernel {
     }
   }
 
-  // acc = k3·V = softmax(Q̃ Kᵀ)·V over token blocks with a running softmax per landmark row, then
-  // W = Z·acc packed into the output GEMM's panels.
-  void k3_v(const Run& run, int64_t bh, int tid) const {
+  // Chunk c of item bh's k3·V = softmax(Q̃ Kᵀ)·V: over the chunk's token blocks with a running softmax per
+  // landmark row, unnormalised, into the chunk's partial (acc, running max, running sum).
+  void k3_v_chunk(const Run& run, int64_t bh, int64_t c, int tid) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
     float* t = run.thread(tid);
-    float *kbt = t + run.l.kbt, *vb = t + run.l.vb, *s3 = t + run.l.s3, *acc = t + run.l.acc;
-    float *rmax = t + run.l.rmax, *rsum = t + run.l.rsum;
+    float *kbt = t + run.l.kbt, *vb = t + run.l.vb, *s3 = t + run.l.s3;
+    float* part = run.part(bh, c);
+    float *acc = part + run.l.acc, *rmax = part + run.l.rmax, *rsum = part + run.l.rsum;
     const float* k = run.k + b * s.n * s.c + h * s.d;
     const float* v = run.v + b * s.n * s.c + h * s.d;
+    const float* ql = run.item(bh) + run.l.ql;
     for (int64_t p = 0; p < s.m; ++p) {
       rmax[p] = -INFINITY;
       rsum[p] = 0.0f;
     }
-    for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
-      const int64_t nb = std::min(kBlock, s.n - i0);
+    const int64_t first = c * kChunk, end = std::min(s.n, first + kChunk);
+    for (int64_t i0 = first; i0 < end; i0 += kBlock) {
+      const int64_t nb = std::min(kBlock, end - i0);
       for (int64_t j = 0; j < s.d; ++j) {
         for (int64_t i = 0; i < nb; ++i) kbt[j * kBlock + i] = k[(i0 + i) * s.c + j] * a_.k_scale;
         for (int64_t i = nb; i < kBlock; ++i) kbt[j * kBlock + i] = 0.0f;
@@ -275,67 +309,84 @@ class NystromAttentionKernel final : public ref::RefKernel {
         float* row = vb + i * s.dp;
         for (int64_t j = 0; j < s.dp; ++j) row[j] = i < nb && j < s.d ? v[(i0 + i) * s.c + j] : 0.0f;
       }
-      simd_->gemm(t + run.l.ql, s.d, 1, kbt, kBlock, s.m, s.d, kBlock, false, s3, kBlock);
+      simd_->gemm(ql, s.d, 1, kbt, kBlock, s.m, s.d, kBlock, false, s3, kBlock);
+      const bool later = i0 > first;
       for (int64_t p = 0; p < s.m; ++p) {
         float* row = s3 + p * kBlock;
-        float top = rmax[p];
-        for (int64_t i = 0; i < nb; ++i) top = std::max(top, row[i]);
-        const float rescale = i0 == 0 ? 0.0f : std::exp(rmax[p] - top);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < nb; ++i) sum += row[i] = std::exp(row[i] - top);
+        const float top = std::max(rmax[p], ny_->row_max(row, nb));
+        const float rescale = later ? std::exp(rmax[p] - top) : 0.0f;
+        const float sum = ny_->exp_sum(row, nb, top);
         for (int64_t i = nb; i < kBlock; ++i) row[i] = 0.0f;
         rsum[p] = rsum[p] * rescale + sum;
         rmax[p] = top;
-        if (i0 > 0)
-          for (int64_t j = 0; j < s.dp; ++j) acc[p * s.dp + j] *= rescale;
+        if (later) ny_->scale(acc + p * s.dp, s.dp, rescale);
       }
-      simd_->gemm(s3, kBlock, 1, vb, s.dp, s.m, kBlock, s.dp, i0 > 0, acc, s.dp);
+      simd_->gemm(s3, kBlock, 1, vb, s.dp, s.m, kBlock, s.dp, later, acc, s.dp);
     }
-    for (int64_t p = 0; p < s.m; ++p) {
-      const float inv = 1.0f / rsum[p];
-      for (int64_t j = 0; j < s.dp; ++j) acc[p * s.dp + j] *= inv;
-    }
-    float* w = t + run.l.w;
-    simd_->gemm(t + run.l.z, s.mp, 1, acc, s.dp, s.m, s.m, s.dp, false, w, s.dp);
-    gemm_pack_rows(w, s.dp, s.m, s.d, run.g2->nr, t + run.l.pw);
   }
 
-  // Per block of tokens: k1 = softmax(Q_block K̃ᵀ), k1·W, plus the depthwise V conv, into the output.
-  void output(const Run& run, int64_t bh, int tid) const {
+  // Item bh's k3·V from its chunks' partials (in chunk order, each rescaled by exp(its max − the largest)),
+  // normalised; W = Z·(k3·V) packed into the output GEMM's panels, and K̃ into the first product's.
+  void merge_k3_v(const Run& run, int64_t bh, int tid) const {
+    const Dims& s = run.s;
+    float* t = run.thread(tid);
+    float *acc = t + run.l.macc, *w = t + run.l.w;
+    for (int64_t p = 0; p < s.m; ++p) {
+      float top = -INFINITY;
+      for (int64_t c = 0; c < run.l.chunks; ++c) top = std::max(top, run.part(bh, c)[run.l.rmax + p]);
+      float* row = acc + p * s.dp;
+      std::fill(row, row + s.dp, 0.0f);
+      float sum = 0.0f;
+      for (int64_t c = 0; c < run.l.chunks; ++c) {
+        const float* part = run.part(bh, c);
+        const float f = std::exp(part[run.l.rmax + p] - top);
+        sum += part[run.l.rsum + p] * f;
+        const float* src = part + run.l.acc + p * s.dp;
+        for (int64_t j = 0; j < s.dp; ++j) row[j] += src[j] * f;
+      }
+      ny_->scale(row, s.dp, 1.0f / sum);
+    }
+    float* item = run.item(bh);
+    simd_->gemm(item + run.l.z, s.mp, 1, acc, s.dp, s.m, s.m, s.dp, false, w, s.dp);
+    gemm_pack_rows(w, s.dp, s.m, s.d, run.g2->nr, item + run.l.pw);
+    gemm_pack_transposed(item + run.l.kl, s.m, s.d, run.g1->nr, item + run.l.pkl);
+  }
+
+  // Tokens [i0, i0 + kBlock) of item bh: k1 = softmax(Q_block K̃ᵀ), k1·W, plus the depthwise V conv, into
+  // the output.
+  void output(const Run& run, int64_t bh, int64_t i0, int tid) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
     float* t = run.thread(tid);
     float *qb = t + run.l.qb, *s1 = t + run.l.s1, *ob = t + run.l.ob;
-    gemm_pack_transposed(t + run.l.kl, s.m, s.d, run.g1->nr, t + run.l.pkl);
     const float* q = run.q + b * s.n * s.c + h * s.d;
     const float* v = run.v + b * s.n * s.c + h * s.d;
     const float* w = run.vw ? run.vw + h * s.ks : nullptr;
     float* out = run.out + b * s.n * s.c + h * s.d;
     const int64_t half = s.ks / 2;
-    for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
-      const int64_t nb = std::min(kBlock, s.n - i0);
-      for (int64_t i = 0; i < nb; ++i)
-        for (int64_t j = 0; j < s.d; ++j) qb[i * s.d + j] = q[(i0 + i) * s.c + j] * a_.q_scale;
-      gemm_packed_product(run.g1, qb, s.d, nb, s.d, t + run.l.pkl, s.m, s1, s.mp);
-      for (int64_t i = 0; i < nb; ++i) softmax_row(s1 + i * s.mp, s.m, s.mp);
-      gemm_packed_product(run.g2, s1, s.mp, nb, s.m, t + run.l.pw, s.d, ob, s.dp);
-      for (int64_t i = 0; i < nb; ++i) {
-        const int64_t token = i0 + i;
-        float* dst = out + token * s.c;
-        const float* src = ob + i * s.dp;
-        for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
-        for (int64_t tap = 0; tap < s.ks; ++tap) {
-          const int64_t from = token + tap - half;
-          if (from < 0 || from >= s.n) continue;
-          const float wt = w[tap];
-          const float* vr = v + from * s.c;
-          for (int64_t j = 0; j < s.d; ++j) dst[j] += wt * vr[j];
-        }
+    const int64_t nb = std::min(kBlock, s.n - i0);
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t j = 0; j < s.d; ++j) qb[i * s.d + j] = q[(i0 + i) * s.c + j] * a_.q_scale;
+    gemm_packed_product(run.g1, qb, s.d, nb, s.d, run.item(bh) + run.l.pkl, s.m, s1, s.mp);
+    for (int64_t i = 0; i < nb; ++i) softmax_row(ny_, s1 + i * s.mp, s.m, s.mp);
+    gemm_packed_product(run.g2, s1, s.mp, nb, s.m, run.item(bh) + run.l.pw, s.d, ob, s.dp);
+    for (int64_t i = 0; i < nb; ++i) {
+      const int64_t token = i0 + i;
+      float* dst = out + token * s.c;
+      const float* src = ob + i * s.dp;
+      for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
+      for (int64_t tap = 0; tap < s.ks; ++tap) {
+        const int64_t from = token + tap - half;
+        if (from < 0 || from >= s.n) continue;
+        const float wt = w[tap];
+        const float* vr = v + from * s.c;
+        for (int64_t j = 0; j < s.d; ++j) dst[j] += wt * vr[j];
       }
     }
   }
 
   const LinearAttentionSimd* simd_;
+  const NystromSimd* ny_;
   bool avx512_;
   int tile_;
   NystromAttentionAttrs a_;
@@ -369,7 +420,8 @@ Status create_nystrom_attention(const std::shared_ptr<Context>& ctx, const Kerne
       !checked_mul(l.total, static_cast<int64_t>(sizeof(float)), &bytes))
     return Status::Ok();  // the reference factory reports the overflow
   info->workspace_bytes = static_cast<size_t>(bytes);
-  *kernel = std::make_unique<NystromAttentionKernel>(plan, simd, avx512, tile, *a);
+  const NystromSimd* ny = avx512 ? nystrom_simd_avx512() : nystrom_simd_avx2();
+  *kernel = std::make_unique<NystromAttentionKernel>(plan, simd, ny, avx512, tile, *a);
   return Status::Ok();
 }
 

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// NystromAttention's exp loops (nystrom_attention_simd.h), written once on xsimd batches and instantiated per
+// ISA (nystrom_attention_avx512.cpp, nystrom_attention_avx2.cpp). Everything lives in an anonymous namespace
+// so that no inline function compiled with AVX-512 flags can be merged by the linker into the baseline or
+// AVX2 code.
+#include <cmath>
+#include <cstdint>
+#include <xsimd/xsimd.hpp>
+
+#include "backends/cpu/x86/nystrom_attention_simd.h"
+
+// GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (reached through
+// xsimd::exp) as uninitialised once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+template <class A>
+using NyVec = xsimd::batch<float, A>;
+
+// The first n (< width) floats of p, the other lanes `fill`.
+template <class A>
+inline NyVec<A> ny_load_part(const float* p, int64_t n, float fill) {
+  alignas(64) float t[NyVec<A>::size];
+  for (int64_t i = 0; i < static_cast<int64_t>(NyVec<A>::size); ++i) t[i] = i < n ? p[i] : fill;
+  return NyVec<A>::load_aligned(t);
+}
+
+template <class A>
+float ny_row_max(const float* row, int64_t n) {
+  using B = NyVec<A>;
+  constexpr int64_t W = B::size;
+  B best(-INFINITY);
+  int64_t j = 0;
+  for (; j + W <= n; j += W) best = xsimd::max(best, B::load_unaligned(row + j));
+  if (j < n) best = xsimd::max(best, ny_load_part<A>(row + j, n - j, -INFINITY));
+  alignas(64) float t[W];
+  best.store_aligned(t);
+  float m = t[0];
+  for (int64_t i = 1; i < W; ++i) m = t[i] > m ? t[i] : m;
+  return m;
+}
+
+template <class A>
+float ny_exp_sum(float* row, int64_t n, float max) {
+  using B = NyVec<A>;
+  constexpr int64_t W = B::size;
+  const B mv(max);
+  B acc(0.0f);
+  int64_t j = 0;
+  for (; j + W <= n; j += W) {
+    const B e = xsimd::exp(B::load_unaligned(row + j) - mv);
+    e.store_unaligned(row + j);
+    acc += e;
+  }
+  if (j < n) {
+    // Padding lanes at −∞ give exp 0 and add nothing.
+    alignas(64) float t[W];
+    const B e = xsimd::exp(ny_load_part<A>(row + j, n - j, -INFINITY) - mv);
+    e.store_aligned(t);
+    for (int64_t i = 0; i < n - j; ++i) row[j + i] = t[i];
+    acc += e;
+  }
+  return xsimd::hadd(acc);
+}
+
+template <class A>
+void ny_scale(float* row, int64_t n, float s) {
+  using B = NyVec<A>;
+  constexpr int64_t W = B::size;
+  const B sv(s);
+  int64_t j = 0;
+  for (; j + W <= n; j += W) (B::load_unaligned(row + j) * sv).store_unaligned(row + j);
+  for (; j < n; ++j) row[j] *= s;
+}
+
+template <class A>
+NystromSimd make_nystrom_simd(const char* name) {
+  NystromSimd t;
+  t.name = name;
+  t.row_max = &ny_row_max<A>;
+  t.exp_sum = &ny_exp_sum<A>;
+  t.scale = &ny_scale<A>;
+  return t;
+}
+
+}  // namespace
+}  // namespace x86
+}  // namespace vitrt
+
+#pragma GCC diagnostic pop

@@ -3,7 +3,8 @@
 // MatMul on the x86 backend (backends/cpu/x86/matmul.cpp, the packed GEMM) against the reference kernel on
 // odd shapes: M, N, K of 1, 7, 33 and 197, batch axes broadcast on either side or both, batch dims of 1 on
 // either side, a constant a (Linformer's E · X[b]), a constant b (x·W, with and without batch axes), both at
-// run time; every ISA the machine has, 1, 2 and 3 threads, and a smaller batch than planned. Outputs and
+// run time; every ISA the machine has, 1, 2 and 3 threads (a product large enough that the kernel splits it),
+// and a smaller batch than planned. Outputs and
 // workspace are poisoned with NaN by the runner. The kernel sums each element over k in order with one FMA
 // a step, so it must equal that chain exactly (computed here with std::fma), and the reference (separate
 // multiply and add) within the rounding of K terms. (MatMul's operands have rank >= 2: 1-D operands are
@@ -144,6 +145,8 @@ TEST_CASE("x86 MatMul matches the reference and the in-order FMA chain on odd sh
       {Shape{2, 3, 197, 7}, Shape{2, 3, 7, 197}},                // q·kᵀ: K = 7, 197 columns
       {Shape{2, 197, 197}, Shape{2, 197, 33}, false, false, 0},  // attn·v: one panel, many row chunks
       {Shape{2, 1, 3, 7, 33}, Shape{3, 33, 7}, false, true},     // rank 5 against a constant rank 3
+      // 15M multiply-adds: above the kernel's minimum work per thread (4M) for 3 threads, so the split runs
+      {Shape{3, 300, 129}, Shape{3, 129, 130}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.a.str());

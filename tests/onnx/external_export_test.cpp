@@ -22,34 +22,23 @@
 using namespace vitrt;
 
 TEST_CASE("exported External Attention (EAMLP, xmu, a ViT with EAMLP attention) plans to ExternalAttention") {
-  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_external_cases";
-  std::ifstream f(dir + "/manifest.json");
-  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
-  const nlohmann::json manifest = nlohmann::json::parse(f);
-  REQUIRE(manifest["cases"].size() == 3);
+  const std::string dir = test::export_fixture_dir("onnx_external_cases");
+  const nlohmann::json manifest = test::read_export_manifest(dir, 3);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
-    Graph g;
-    std::string log;
-    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
-    REQUIRE_MESSAGE(st.ok(), st.message());
-    std::vector<uint8_t> bytes;
-    auto model = test::load_graph(g, &bytes);
-    std::vector<float> x;
-    std::vector<double> y64;
-    std::vector<int64_t> xs, ys;
-    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
-    REQUIRE(read_npy_f64(dir + "/" + name + ".logits64.npy", &y64, &ys).ok());
-    const int64_t batch = xs[0], classes = ys[1];
+    test::ExportedCase ec;
+    test::load_exported_case(dir, name, "logits64.npy", &ec);
+    const auto& model = ec.model;
+    const std::vector<float>& x = ec.x;
+    const std::vector<double>& y64 = ec.y64;
+    const int64_t batch = ec.batch(), classes = ec.classes();
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto fused = test::make_session(model, backend, 2, "");
       auto unfused = test::make_session(model, backend, 2, "fuse_external_attention");
-      const auto ops = test::planned_ops(*fused);
-      const int ea = ops.count("ExternalAttention") ? ops.at("ExternalAttention") : 0;
-      CHECK_MESSAGE(ea == c["attentions"].get<int>(), test::ops_str(ops));
+      const auto ops =
+          test::check_fused_plan(*fused, *unfused, "ExternalAttention", c["attentions"].get<int>());
       CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
-      CHECK(test::planned_ops(*unfused).count("ExternalAttention") == 0);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
         const std::vector<float> y = test::run_batch(*fused, x, n), yu = test::run_batch(*unfused, x, n);

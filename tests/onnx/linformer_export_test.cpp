@@ -26,33 +26,22 @@ using namespace vitrt;
 
 TEST_CASE(
     "exported Linformer ViTs (fairseq and lucidrains layouts) plan to SoftmaxAttention and match PyTorch") {
-  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_linformer_cases";
-  std::ifstream f(dir + "/manifest.json");
-  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
-  const nlohmann::json manifest = nlohmann::json::parse(f);
-  REQUIRE(manifest["cases"].size() == 4);
+  const std::string dir = test::export_fixture_dir("onnx_linformer_cases");
+  const nlohmann::json manifest = test::read_export_manifest(dir, 4);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
-    Graph g;
-    std::string log;
-    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
-    REQUIRE_MESSAGE(st.ok(), st.message());
-    std::vector<uint8_t> bytes;
-    auto model = test::load_graph(g, &bytes);
-    std::vector<float> x;
-    std::vector<double> y64;
-    std::vector<int64_t> xs, ys;
-    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
-    REQUIRE(read_npy_f64(dir + "/" + name + ".logits64.npy", &y64, &ys).ok());
-    const int64_t batch = xs[0], classes = ys[1];
+    test::ExportedCase ec;
+    test::load_exported_case(dir, name, "logits64.npy", &ec);
+    const auto& model = ec.model;
+    const std::vector<float>& x = ec.x;
+    const std::vector<double>& y64 = ec.y64;
+    const int64_t batch = ec.batch(), classes = ec.classes();
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto fused = test::make_session(model, backend, 2);
       auto unfused = test::make_session(model, backend, 2, "fuse_attention");
-      const auto ops = test::planned_ops(*fused);
+      const auto ops = test::check_fused_plan(*fused, *unfused, "SoftmaxAttention", c["blocks"].get<int>());
       MESSAGE(name << " " << backend << " plan: " << test::ops_str(ops));
-      const int attentions = ops.count("SoftmaxAttention") ? ops.at("SoftmaxAttention") : 0;
-      CHECK_MESSAGE(attentions == c["blocks"].get<int>(), test::ops_str(ops));
       CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
       // The keys really are compressed: each fused attention reads k with fewer tokens than q.
       for (const Node& n : fused->graph().nodes) {
@@ -64,7 +53,6 @@ TEST_CASE(
         REQUIRE(k.rank == 3);
         CHECK(k[1] < q[1]);
       }
-      CHECK(test::planned_ops(*unfused).count("SoftmaxAttention") == 0);
       for (int64_t n = 1; n <= batch; ++n) {
         CAPTURE(n);
         for (Session* s : {fused.get(), unfused.get()}) {

@@ -44,35 +44,26 @@ size_t argmax(const double* p, size_t n) {
 
 TEST_CASE(
     "exported Nyströmformer attention (module, LRA and T2T forms; small ViT) plans to NystromAttention") {
-  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_nystrom_cases";
-  std::ifstream f(dir + "/manifest.json");
-  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
-  const nlohmann::json manifest = nlohmann::json::parse(f);
-  REQUIRE(manifest["cases"].size() == 3);
+  const std::string dir = test::export_fixture_dir("onnx_nystrom_cases");
+  const nlohmann::json manifest = test::read_export_manifest(dir, 3);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
-    Graph g;
-    std::string log;
-    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
-    REQUIRE_MESSAGE(st.ok(), st.message());
-    std::vector<uint8_t> bytes;
-    auto model = test::load_graph(g, &bytes);
-    std::vector<float> x;
-    std::vector<double> y64, first64;
-    std::vector<int64_t> xs, ys, fs;
-    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
-    REQUIRE(read_npy_f64(dir + "/" + name + ".out64.npy", &y64, &ys).ok());
+    test::ExportedCase ec;
+    test::load_exported_case(dir, name, "out64.npy", &ec);
+    const auto& model = ec.model;
+    const std::vector<float>& x = ec.x;
+    const std::vector<double>& y64 = ec.y64;
+    std::vector<double> first64;
+    std::vector<int64_t> fs;
     REQUIRE(read_npy_f64(dir + "/" + name + ".first64.npy", &first64, &fs).ok());
-    REQUIRE(xs[0] == 2);
+    REQUIRE(ec.batch() == 2);
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto fused = test::make_session(model, backend, 2);
       auto unfused = test::make_session(model, backend, 2, "fuse_nystrom_attention");
-      const auto ops = test::planned_ops(*fused);
-      const int fused_ops = ops.count("NystromAttention") ? ops.at("NystromAttention") : 0;
-      CHECK_MESSAGE(fused_ops == c["attentions"].get<int>(), test::ops_str(ops));
+      const auto ops =
+          test::check_fused_plan(*fused, *unfused, "NystromAttention", c["attentions"].get<int>());
       CHECK(ops.count("Softmax") == 0);
-      CHECK(test::planned_ops(*unfused).count("NystromAttention") == 0);
       for (int64_t n : {int64_t{2}, int64_t{1}}) {
         CAPTURE(n);
         const std::vector<double>& want = n == 2 ? y64 : first64;
@@ -83,7 +74,7 @@ TEST_CASE(
                      << " (unfused " << eu << ")");
         CHECK(e <= 1e-4);
         CHECK(eu <= 1e-4);
-        const size_t classes = static_cast<size_t>(ys[1]);
+        const size_t classes = static_cast<size_t>(ec.classes());
         for (size_t b = 0; b < static_cast<size_t>(n); ++b) {
           std::vector<double> yd(y.begin() + b * classes, y.begin() + (b + 1) * classes);
           CHECK(argmax(yd.data(), classes) == argmax(want.data() + b * classes, classes));

@@ -7,13 +7,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/npy.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
+#include "onnx/importer.h"
 #include "runtime/session.h"
 
 namespace vitrt::test {
@@ -75,6 +79,59 @@ inline std::string ops_str(const std::map<std::string, int>& ops) {
   std::string s;
   for (const auto& [op, count] : ops) s += op + "x" + std::to_string(count) + " ";
   return s;
+}
+
+// The exported-attention fixtures (tools/reference/make_onnx_<mechanism>_cases.py): a folder of NAME.onnx,
+// NAME.input.npy and PyTorch's float64 outputs, with a manifest {"cases": {NAME: {...}}}.
+inline std::string export_fixture_dir(const std::string& set) {
+  return env_or("VITRT_FIXTURE_DIR", "fixtures") + "/" + set;
+}
+
+// The manifest of `dir`, which must list `count` cases.
+inline nlohmann::json read_export_manifest(const std::string& dir, size_t count) {
+  std::ifstream f(dir + "/manifest.json");
+  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
+  const nlohmann::json manifest = nlohmann::json::parse(f);
+  REQUIRE(manifest["cases"].size() == count);
+  return manifest;
+}
+
+// One exported model: converted by the ONNX importer, written and loaded back, with its input images and the
+// float64 outputs PyTorch gave.
+struct ExportedCase {
+  std::vector<uint8_t> storage;  // the loaded model's bytes
+  std::shared_ptr<const Model> model;
+  std::vector<float> x;
+  std::vector<int64_t> x_shape;
+  std::vector<double> y64;
+  std::vector<int64_t> y_shape;
+  int64_t batch() const { return x_shape[0]; }
+  int64_t classes() const { return y_shape[1]; }
+};
+
+// Case `name` of `dir`: NAME.onnx, NAME.input.npy and NAME.`outputs` (e.g. "logits64.npy").
+inline void load_exported_case(const std::string& dir, const std::string& name, const std::string& outputs,
+                               ExportedCase* out) {
+  Graph g;
+  std::string log;
+  Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  out->model = load_graph(g, &out->storage);
+  REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &out->x, &out->x_shape).ok());
+  REQUIRE(read_npy_f64(dir + "/" + name + "." + outputs, &out->y64, &out->y_shape).ok());
+  REQUIRE(out->x_shape.size() >= 1);
+  REQUIRE(out->y_shape.size() == 2);
+}
+
+// The plans with and without the fusion: `op` planned `want` times in `fused` and never in `unfused`.
+// Returns the fused plan's op counts for further checks.
+inline std::map<std::string, int> check_fused_plan(const Session& fused, const Session& unfused,
+                                                   const std::string& op, int want) {
+  const auto ops = planned_ops(fused);
+  const int planned = ops.count(op) ? ops.at(op) : 0;
+  CHECK_MESSAGE(planned == want, ops_str(ops));
+  CHECK_MESSAGE(planned_ops(unfused).count(op) == 0, ops_str(planned_ops(unfused)));
+  return ops;
 }
 
 }  // namespace vitrt::test

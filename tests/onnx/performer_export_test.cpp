@@ -37,36 +37,25 @@ size_t arg_max(const float* y, int64_t n) {
 TEST_CASE(
     "exported Performer ViTs (softmax and generalized kernels) plan to PerformerAttention and match "
     "PyTorch") {
-  const std::string dir = test::env_or("VITRT_FIXTURE_DIR", "fixtures") + "/onnx_performer_cases";
-  std::ifstream f(dir + "/manifest.json");
-  REQUIRE_MESSAGE(f.good(), "missing " << dir << "/manifest.json (its ctest fixture did not run)");
-  const nlohmann::json manifest = nlohmann::json::parse(f);
-  REQUIRE(manifest["cases"].size() == 3);
+  const std::string dir = test::export_fixture_dir("onnx_performer_cases");
+  const nlohmann::json manifest = test::read_export_manifest(dir, 3);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
-    Graph g;
-    std::string log;
-    Status st = convert::convert_onnx_file(dir + "/" + name + ".onnx", convert::ConvertOptions{}, &g, &log);
-    REQUIRE_MESSAGE(st.ok(), st.message());
-    std::vector<uint8_t> bytes;
-    auto model = test::load_graph(g, &bytes);
-    std::vector<float> x;
-    std::vector<double> y64;
-    std::vector<int64_t> xs, ys;
-    REQUIRE(read_npy_f32(dir + "/" + name + ".input.npy", &x, &xs).ok());
-    REQUIRE(read_npy_f64(dir + "/" + name + ".logits64.npy", &y64, &ys).ok());
-    const int64_t batch = xs[0], classes = ys[1];
+    test::ExportedCase ec;
+    test::load_exported_case(dir, name, "logits64.npy", &ec);
+    const auto& model = ec.model;
+    const std::vector<float>& x = ec.x;
+    const std::vector<double>& y64 = ec.y64;
+    const int64_t batch = ec.batch(), classes = ec.classes();
     const bool couples_batch = c["couples_batch"].get<bool>();
     for (const std::string backend : {"ref", "cpu"}) {
       CAPTURE(backend);
       auto fused = test::make_session(model, backend, 2);
       auto unfused = test::make_session(model, backend, 2, "fuse_performer_attention");
-      const auto ops = test::planned_ops(*fused);
+      const auto ops = test::check_fused_plan(*fused, *unfused, "PerformerAttention", c["blocks"].get<int>());
       MESSAGE(name << " " << backend << " plan: " << test::ops_str(ops));
       CHECK_MESSAGE(ops.count("PerformerAttention") == 1, test::ops_str(ops));
-      if (ops.count("PerformerAttention")) CHECK(ops.at("PerformerAttention") == c["blocks"].get<int>());
       CHECK_MESSAGE(ops.count("MatMul") == 0, test::ops_str(ops));  // the attention's products are all inside
-      CHECK(test::planned_ops(*unfused).count("PerformerAttention") == 0);
       for (int64_t n = couples_batch ? batch : 1; n <= batch; ++n) {
         CAPTURE(n);
         for (Session* s : {fused.get(), unfused.get()}) {
@@ -151,8 +140,7 @@ TEST_CASE("exported Performer near misses stay unfused") {
          const int add = find_node(g, OpType::kAdd, g.nodes[e].outputs[0]);
          const int mul = find_node(g, OpType::kMul, g.nodes[add].outputs[0]);
          REQUIRE(mul >= 0);
-         replace_constant(g, mul, constant_slot(g, mul),
-                          [](std::vector<float>& v) { v[0] *= 1.001f; });
+         replace_constant(g, mul, constant_slot(g, mul), [](std::vector<float>& v) { v[0] *= 1.001f; });
        }},
       {"query max over the tokens",
        [](Graph& g) {

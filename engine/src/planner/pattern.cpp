@@ -3,8 +3,10 @@
 #include "planner/pattern.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <set>
 
+#include "ops/op_registry.h"
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 
@@ -125,7 +127,8 @@ bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, si
 }
 
 bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
-                   const std::function<bool(const GraphIndex&, size_t, Match*, Node*)>& fuse) {
+                   const std::function<bool(const GraphIndex&, size_t, Match*, Node*)>& fuse,
+                   const std::function<bool(Graph&, Node*)>& complete) {
   GraphIndex index(g);
   std::vector<bool> erase(g.nodes.size(), false);
   bool modified = false;
@@ -136,11 +139,16 @@ bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(co
     if (!fuse(index, i, &m, &fused)) continue;
     bool overlaps = false;
     for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
+    if (overlaps) continue;
     fused.name = g.nodes[i].name;
-    fused.version = 1;
-    if (overlaps || (ctx.backend && !ctx.backend->supports(fused))) continue;
+    fused.version = lowest_op_version(fused.type, fused.attrs);
+    const size_t tensors = g.tensors.size();
+    if ((complete && !complete(g, &fused)) || (ctx.backend && !ctx.backend->supports(fused))) {
+      g.tensors.erase(g.tensors.begin() + static_cast<std::ptrdiff_t>(tensors), g.tensors.end());
+      continue;
+    }
     for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
-    index.producer[fused.outputs[0]] = static_cast<int32_t>(i);
+    for (int32_t o : fused.outputs) index.producer[o] = static_cast<int32_t>(i);
     g.nodes[i] = std::move(fused);
     modified = true;
   }

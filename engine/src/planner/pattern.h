@@ -58,11 +58,15 @@ struct PassContext;
 
 // The replace loop of the single-node fusion passes. For each node that `is_root` accepts, `fuse` matches its
 // patterns with the root there and, on success, builds the fused node in *fused (inputs, outputs, attrs). The
-// root is replaced (named after it, version 1) unless a node of the match was taken by an earlier fusion or
-// the session's backend does not support the fused node; the match's other nodes are erased. Returns whether
-// any node was fused.
+// root is replaced (named after it, at the lowest op version its attributes need) unless a node of the match
+// was taken by an earlier fusion or the session's backend does not support the fused node; the match's other
+// nodes are erased. `complete`, when given, runs once the match overlaps no earlier fusion and before the
+// backend is asked: it may add tensors the fused node reads (a constant seen under another shape), which are
+// removed again when the fusion is rejected after all, and returns false to reject it. Returns whether any
+// node was fused.
 bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
-                   const std::function<bool(const GraphIndex&, size_t root, Match*, Node* fused)>& fuse);
+                   const std::function<bool(const GraphIndex&, size_t root, Match*, Node* fused)>& fuse,
+                   const std::function<bool(Graph&, Node* fused)>& complete = {});
 
 // The first of `patterns` that matches with its root at node `root` (match_pattern on each in turn).
 template <size_t N>

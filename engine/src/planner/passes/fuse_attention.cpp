@@ -597,34 +597,21 @@ class FuseAttentionPass final : public Pass {
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
-    GraphIndex index(g);
-    std::vector<bool> erase(g.nodes.size(), false);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (erase[i]) continue;
-      Node fused;
-      Match m;
-      int64_t windows = 0;  // Swin's window mask: its window count
-      if (!try_all(g, index, i, &m, &fused, &windows)) continue;
-      bool overlaps = false;
-      for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
-      fused.name = g.nodes[i].name;
-      fused.version = lowest_op_version(fused.type, fused.attrs);  // the scale on q is version 2
-      const bool gamma_vector =
-          fused.type == OpType::kAttentionResidual && !overlaps && g.tensors[fused.inputs[5]].shape.rank != 1;
-      if (gamma_vector) fused.inputs[5] = add_vector_view(g, fused.inputs[5]);
-      const bool mask_view = windows > 0 && !overlaps;
-      if (mask_view) fused.inputs.back() = add_mask_view(g, fused.inputs.back(), windows);
-      if (overlaps || !same_shapes(g, fused, windows > 0 ? windows : 1) ||
-          (ctx.backend && !ctx.backend->supports(fused))) {
-        if (gamma_vector || mask_view) g.tensors.pop_back();  // the view just added, read by nothing
-        continue;
-      }
-      for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
-      for (int32_t o : fused.outputs) index.producer[o] = static_cast<int32_t>(i);
-      g.nodes[i] = std::move(fused);
+    int64_t windows = 0;  // the last match's Swin window count (its window mask), 0 without one
+    const auto fuse = [&](const GraphIndex& index, size_t root, Match* m, Node* fused) {
+      windows = 0;
+      return try_all(g, index, root, m, fused, &windows);
+    };
+    // The fused ops read some constants under another shape: views added here (removed on rejection).
+    const auto complete = [&](Graph& graph, Node* fused) {
+      if (fused->type == OpType::kAttentionResidual && graph.tensors[fused->inputs[5]].shape.rank != 1)
+        fused->inputs[5] = add_vector_view(graph, fused->inputs[5]);
+      if (windows > 0) fused->inputs.back() = add_mask_view(graph, fused->inputs.back(), windows);
+      return same_shapes(graph, *fused, windows > 0 ? windows : 1);
+    };
+    if (fuse_at_roots(
+            g, ctx, [](const Node&) { return true; }, fuse, complete))
       *modified = true;
-    }
-    if (*modified) erase_nodes(g, erase);
     return Status::Ok();
   }
 

@@ -92,6 +92,37 @@ bool lowering_shapes(const ShapeOf& shape, int64_t n, int64_t h, int64_t d, int6
          shape("o.b2") == Shape{1, n, h, 1, 1} && shape("o.m") == Shape{1, n, h, dv, 1};
 }
 
+// The fused node for a match of the pattern rooted at `root`, after the checks the table cannot make.
+bool rewrite_linear_transformer(const Graph& g, const Match& m, size_t root, Node* fused) {
+  auto shape = [&](const char* v) { return at_batch1(g.tensors[m.tensor(v)].shape); };
+  const Shape qh = shape("q.heads"), vh = shape("v.heads");
+  if (qh.rank != 4 || vh.rank != 4) return false;
+  const int64_t n = qh[1], h = qh[2], d = qh[3], dv = vh[3];
+  float one_q, one_k, one_r, eps;
+  if (shape("k.heads") != qh || vh != Shape{1, n, h, dv} || shape("q_in") != Shape{1, n, h * d} ||
+      shape("k_in") != Shape{1, n, h * d} || shape("v_in") != Shape{1, n, h * dv} ||
+      shape("out") != Shape{1, n, h * dv} || shape("o") != Shape{1, n, h, dv} ||
+      !lowering_shapes(shape, n, h, d, dv) || !scalar_value(g, m.tensor("one_q"), &one_q) ||
+      !scalar_value(g, m.tensor("one_k"), &one_k) || !scalar_value(g, m.tensor("one_r"), &one_r) ||
+      !scalar_value(g, m.tensor("eps"), &eps) || one_q != 1.0f || one_k != 1.0f || one_r != 1.0f ||
+      !std::isfinite(eps) || eps < 0)
+    return false;
+  KernelizedAttentionAttrs a;
+  a.kind = KernelizedKind::kEluNormalized;
+  a.num_heads = static_cast<int32_t>(h);
+  a.eps = eps;
+  a.scale = 1.0f;
+  fused->type = OpType::kKernelizedAttention;
+  fused->attrs = a;
+  fused->inputs = {m.tensor("q_in"), m.tensor("k_in"), m.tensor("v_in")};
+  fused->outputs = g.nodes[root].outputs;
+  // The fused op must infer the very shape the block produced.
+  const Shape in[3] = {shape("q_in"), shape("k_in"), shape("v_in")};
+  const Shape* src[3] = {&in[0], &in[1], &in[2]};
+  Shape out[1];
+  return infer_node_shapes(*fused, src, 3, out).ok() && out[0] == shape("out");
+}
+
 class FuseLinearTransformerPass final : public Pass {
  public:
   const char* name() const override { return "fuse_linear_transformer"; }
@@ -101,50 +132,11 @@ class FuseLinearTransformerPass final : public Pass {
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
-    const GraphIndex index(g);
-    std::vector<bool> erase(g.nodes.size(), false);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (g.nodes[i].type != OpType::kReshape) continue;
-      Match m;
-      if (!match_pattern(g, index, pattern_, i, &m)) continue;
-      bool overlaps = false;
-      for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
-      if (overlaps) continue;
-      auto shape = [&](const char* v) { return at_batch1(g.tensors[m.tensor(v)].shape); };
-      const Shape qh = shape("q.heads"), vh = shape("v.heads");
-      if (qh.rank != 4 || vh.rank != 4) continue;
-      const int64_t n = qh[1], h = qh[2], d = qh[3], dv = vh[3];
-      float one_q, one_k, one_r, eps;
-      if (shape("k.heads") != qh || vh != Shape{1, n, h, dv} || shape("q_in") != Shape{1, n, h * d} ||
-          shape("k_in") != Shape{1, n, h * d} || shape("v_in") != Shape{1, n, h * dv} ||
-          shape("out") != Shape{1, n, h * dv} || shape("o") != Shape{1, n, h, dv} ||
-          !lowering_shapes(shape, n, h, d, dv) || !scalar_value(g, m.tensor("one_q"), &one_q) ||
-          !scalar_value(g, m.tensor("one_k"), &one_k) || !scalar_value(g, m.tensor("one_r"), &one_r) ||
-          !scalar_value(g, m.tensor("eps"), &eps) || one_q != 1.0f || one_k != 1.0f || one_r != 1.0f ||
-          !std::isfinite(eps) || eps < 0)
-        continue;
-      KernelizedAttentionAttrs a;
-      a.kind = KernelizedKind::kEluNormalized;
-      a.num_heads = static_cast<int32_t>(h);
-      a.eps = eps;
-      a.scale = 1.0f;
-      Node fused;
-      fused.type = OpType::kKernelizedAttention;
-      fused.attrs = a;
-      fused.name = g.nodes[i].name;
-      fused.inputs = {m.tensor("q_in"), m.tensor("k_in"), m.tensor("v_in")};
-      fused.outputs = g.nodes[i].outputs;
-      // The fused op must infer the very shape the block produced.
-      const Shape in[3] = {shape("q_in"), shape("k_in"), shape("v_in")};
-      const Shape* src[3] = {&in[0], &in[1], &in[2]};
-      Shape out[1];
-      if (!infer_node_shapes(fused, src, 3, out).ok() || out[0] != shape("out")) continue;
-      if (ctx.backend && !ctx.backend->supports(fused)) continue;
-      for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
-      g.nodes[i] = std::move(fused);
+    const auto is_root = [](const Node& n) { return n.type == OpType::kReshape; };
+    if (fuse_at_roots(g, ctx, is_root, [&](const GraphIndex& index, size_t root, Match* m, Node* fused) {
+          return match_pattern(g, index, pattern_, root, m) && rewrite_linear_transformer(g, *m, root, fused);
+        }))
       *modified = true;
-    }
-    if (*modified) erase_nodes(g, erase);
     return Status::Ok();
   }
 

@@ -291,26 +291,13 @@ class FuseNystromAttentionPass final : public Pass {
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
-    GraphIndex index(g);
-    std::vector<bool> erase(g.nodes.size(), false);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (erase[i] || g.nodes[i].type != OpType::kReshape) continue;
-      const int iterations = nystrom_iterations(g, index, i);
-      if (iterations < 0 || iterations > kMaxNystromIterations) continue;
-      Node fused;
-      Match m;
-      if (!try_forms(g, index, i, iterations, &m, &fused)) continue;
-      bool overlaps = false;
-      for (const auto& kv : m.nodes) overlaps = overlaps || erase[kv.second];
-      fused.name = g.nodes[i].name;
-      fused.version = 1;
-      if (overlaps || !same_shapes(g, fused) || (ctx.backend && !ctx.backend->supports(fused))) continue;
-      for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
-      index.producer[fused.outputs[0]] = static_cast<int32_t>(i);
-      g.nodes[i] = std::move(fused);
-      *modified = true;
-    }
-    if (*modified) erase_nodes(g, erase);
+    const auto is_root = [](const Node& n) { return n.type == OpType::kReshape; };
+    const auto fuse = [&](const GraphIndex& index, size_t root, Match* m, Node* fused) {
+      const int iterations = nystrom_iterations(g, index, root);
+      return iterations >= 0 && iterations <= kMaxNystromIterations &&
+             try_forms(g, index, root, iterations, m, fused) && same_shapes(g, *fused);
+    };
+    if (fuse_at_roots(g, ctx, is_root, fuse)) *modified = true;
     return Status::Ok();
   }
 

@@ -83,7 +83,7 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
 }
 
 // Runs vitrt-convert MODEL -o OUT; returns the exit code and fills `err` with its stderr.
-int convert(const fs::path& model, const fs::path& out, std::string* err, const std::string& flags = "") {
+int run_convert(const fs::path& model, const fs::path& out, std::string* err, const std::string& flags = "") {
   const std::string bin = test::env_or("VITRT_BINARY_DIR", ".") + "/bin/vitrt-convert";
   REQUIRE_MESSAGE(fs::exists(bin), bin << " is not built");
   const fs::path log = out.string() + ".log";
@@ -102,7 +102,7 @@ void expect_refused(const onnx::ModelProto& m, const std::string& needle, const 
   const fs::path model = dir.path / "model.onnx";
   write_bytes(model, raw.empty() ? m.SerializeAsString() : raw);
   std::string err;
-  const int rc = convert(model, dir.path / "out.vitrt", &err);
+  const int rc = run_convert(model, dir.path / "out.vitrt", &err);
   CAPTURE(err);
   CHECK(rc == 2);
   CHECK(err.find(needle) != std::string::npos);
@@ -116,7 +116,7 @@ TEST_CASE("a tiny valid ONNX model converts") {
   TempDir dir;
   write_bytes(dir.path / "tiny.onnx", tiny_model().SerializeAsString());
   std::string err;
-  CHECK(convert(dir.path / "tiny.onnx", dir.path / "tiny.vitrt", &err) == 0);
+  CHECK(run_convert(dir.path / "tiny.onnx", dir.path / "tiny.vitrt", &err) == 0);
   CHECK(fs::exists(dir.path / "tiny.vitrt"));
 }
 
@@ -124,8 +124,8 @@ TEST_CASE("preprocessing flags on the ONNX route: the checkpoint route's rules (
   TempDir dir;
   write_bytes(dir.path / "tiny.onnx", tiny_model().SerializeAsString());
   std::string err;
-  CHECK(convert(dir.path / "tiny.onnx", dir.path / "ok.vitrt", &err,
-                "--interp bilinear --mean 0.5 --std 0.25") == 0);
+  CHECK(run_convert(dir.path / "tiny.onnx", dir.path / "ok.vitrt", &err,
+                    "--interp bilinear --mean 0.5 --std 0.25") == 0);
   CHECK(fs::exists(dir.path / "ok.vitrt"));
   const struct {
     const char* flags;
@@ -136,7 +136,7 @@ TEST_CASE("preprocessing flags on the ONNX route: the checkpoint route's rules (
   for (const auto& r : refused) {
     CAPTURE(r.flags);
     const fs::path out = dir.path / "refused.vitrt";
-    CHECK(convert(dir.path / "tiny.onnx", out, &err, r.flags) != 0);
+    CHECK(run_convert(dir.path / "tiny.onnx", out, &err, r.flags) != 0);
     CAPTURE(err);
     CHECK(err.find(r.needle) != std::string::npos);
     CHECK(!fs::exists(out));
@@ -226,8 +226,8 @@ TEST_CASE("external data: read from next to the model, never from outside its di
     with_external("weights/fc.bin", 16, dir.path / "m" / "weights" / "fc.bin");
     write_bytes(dir.path / "embedded.onnx", tiny_model().SerializeAsString());
     std::string err;
-    REQUIRE(convert(dir.path / "m" / "model.onnx", dir.path / "ext.vitrt", &err) == 0);
-    REQUIRE(convert(dir.path / "embedded.onnx", dir.path / "emb.vitrt", &err) == 0);
+    REQUIRE(run_convert(dir.path / "m" / "model.onnx", dir.path / "ext.vitrt", &err) == 0);
+    REQUIRE(run_convert(dir.path / "embedded.onnx", dir.path / "emb.vitrt", &err) == 0);
     std::shared_ptr<const Model> a, b;
     REQUIRE(load_model((dir.path / "ext.vitrt").string(), &a).ok());
     REQUIRE(load_model((dir.path / "emb.vitrt").string(), &b).ok());
@@ -242,7 +242,7 @@ TEST_CASE("external data: read from next to the model, never from outside its di
   auto refuse = [&](const onnx::ModelProto& m, const std::string& needle) {
     write_bytes(dir.path / "m" / "model.onnx", m.SerializeAsString());
     std::string err;
-    CHECK(convert(dir.path / "m" / "model.onnx", dir.path / "out.vitrt", &err) == 2);
+    CHECK(run_convert(dir.path / "m" / "model.onnx", dir.path / "out.vitrt", &err) == 2);
     CAPTURE(err);
     CHECK(err.find(needle) != std::string::npos);
   };

@@ -14,22 +14,22 @@
 //   B. legacy Newton only: the one step size of the batch (halving search, residual norms in parallel), then
 //   the
 //      iterations per item in parallel.
-//   C. per item: V copied to [N][dp], K1 [N][mp], K1ᵀ·V [m][dp], then per block of 32 tokens (K1·K2⁺)·(K1ᵀ·V)
-//   plus
-//      the depthwise V conv, written into the merged [B,N,C] output. With fewer items than threads the items
-//      run one after another, each step split over token blocks (K1ᵀ·V over landmark rows, so that every
-//      element is still summed over all tokens in order). K2⁺ is packed into the GEMM's column panels once
-//      per item, so a token block's K1·K2⁺ streams contiguous panels instead of m strided rows.
+//   C. per item: V copied to [N][dp], K1 [N][mp], K1ᵀ·V [m][dp], then W = K2⁺·(K1ᵀ·V) [m][dp], then per
+//      block of 32 tokens K1·W plus the depthwise V conv, written into the merged [B,N,C] output. This is
+//      the reference's (K1·K2⁺)·(K1ᵀ·V) reassociated (docs/models.md §3.4): N·m·d + m·m·d multiply-adds
+//      instead of N·m·m + N·m·d; the logits stay within the PyTorch parity tolerance (tests/models) and the
+//      outputs within 2e-5 of the reference kernel. With fewer items than threads the items run one after
+//      another, each step split over token blocks (K1ᵀ·V and W over landmark rows, so that every element is
+//      still summed over all tokens in order).
 //
 // m and d are padded to mp, dp (multiples of the vector width) with zero columns, so every loop runs on whole
-// vectors and the top-left blocks stay exact. The sums run in the reference's order (FMA instead of a·b + c),
-// the scalar steps (step sizes, residual norms, SOFT-Norm scaling, LayerNorm, GELU) are the reference's own
-// code. Workspace (floats, every region 64-byte aligned), sized at plan time for the planned threads and
-// batch:
+// vectors and the top-left blocks stay exact. Apart from C's grouping the sums run in the reference's order
+// (FMA instead of a·b + c), the scalar steps (step sizes, residual norms, SOFT-Norm scaling, LayerNorm, GELU)
+// are the reference's own code. Workspace (floats, every region 64-byte aligned), sized at plan time for the
+// planned threads and batch:
 //   shared: packed landmark weights [d·r·r][dp], Lᵀ [BH][d][mp], K2 [BH][mp][mp], K2⁺ [BH][mp][mp], [BH] ×2;
-//   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], landmarks [m][dp], P [mp][mp], Newton work (later
-//               the packed K2⁺),
-//               a block of K1·K2⁺ [32][mp] and of the output [32][dp], D^-1/2 [mp].
+//   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], W [mp][dp], landmarks [m][dp], P [mp][mp], Newton
+//               work, a block of the output [32][dp], D^-1/2 [mp].
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -72,7 +72,7 @@ struct Layout {
   // shared
   int64_t wp, lt, k2, inv, rowmax, resid;
   // per thread, relative to thread(t) = thread0 + t·per_thread
-  int64_t thread0, per_thread, vpad, k1, kv, lm, p, work, ak, ob, dsym;
+  int64_t thread0, per_thread, vpad, k1, kv, kw, lm, p, work, ob, dsym;
   int64_t total;
 };
 
@@ -96,10 +96,10 @@ Layout layout_of(const Dims& s, const GemmKernels* g, int threads) {
   l.vpad = take(s.n * s.dp);
   l.k1 = take(s.n * s.mp);
   l.kv = take(s.mp * s.dp);
+  l.kw = take(s.mp * s.dp);
   l.lm = take(s.m * s.dp);
   l.p = take(mm);
-  l.work = take(newton_work_floats(g, s.m, s.mp));  // >= m·mp (legacy residuals), >= the packed K2⁺
-  l.ak = take(kOutBlock * s.mp);
+  l.work = take(newton_work_floats(g, s.m, s.mp));  // >= m·mp (legacy residuals)
   l.ob = take(kOutBlock * s.dp);
   l.dsym = take(s.mp);
   l.per_thread = off;
@@ -171,7 +171,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
         for (int64_t bh = lo; bh < hi; ++bh) {
           prepare_rows(run, bh, 0, s.n, tid);
           kv_rows(run, 0, s.m, tid);
-          pack_inverse(run, bh, tid);
+          project_rows(run, bh, 0, s.m, tid);
           output_rows(run, bh, 0, s.n, tid, tid);
         }
       });
@@ -179,14 +179,16 @@ class LinearAttentionKernel final : public ref::RefKernel {
       const int64_t row_blocks = (s.n + kRowBlock - 1) / kRowBlock;
       const int64_t out_blocks = (s.n + kOutBlock - 1) / kOutBlock;
       const int64_t kv_tasks = (s.m + kKvRows - 1) / kKvRows;
-      for (int64_t bh = 0; bh < items; ++bh) {  // the items share thread 0's V, K1 and K1ᵀ·V
+      for (int64_t bh = 0; bh < items; ++bh) {  // the items share thread 0's V, K1, K1ᵀ·V and W
         ThreadPool::parallel_for(row_blocks, nt, [&](int64_t lo, int64_t hi, int) {
           prepare_rows(run, bh, lo * kRowBlock, std::min(hi * kRowBlock, s.n), 0);
         });
         ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
           kv_rows(run, lo * kKvRows, std::min(hi * kKvRows, s.m), 0);
         });
-        pack_inverse(run, bh, 0);
+        ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
+          project_rows(run, bh, lo * kKvRows, std::min(hi * kKvRows, s.m), 0);
+        });
         ThreadPool::parallel_for(out_blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
           output_rows(run, bh, lo * kOutBlock, std::min(hi * kOutBlock, s.n), 0, tid);
         });
@@ -383,21 +385,21 @@ class LinearAttentionKernel final : public ref::RefKernel {
     }
   }
 
-  // K2⁺ of item bh into group g's work region as GEMM column panels (the Newton scratch is free by now).
-  void pack_inverse(const Run& run, int64_t bh, int g) const {
+  // Landmark rows [p0, p1) of group g's W = K2⁺·(K1ᵀ·V): item bh's K2⁺ times group g's K1ᵀ·V.
+  void project_rows(const Run& run, int64_t bh, int64_t p0, int64_t p1, int g) const {
     const Dims& s = run.s;
-    gemm_pack_rows(run.ws + run.l.inv + bh * s.mp * s.mp, s.mp, s.m, s.m, gemm_->nr,
-                   run.thread(g) + run.l.work);
+    const float* inv = run.ws + run.l.inv + bh * s.mp * s.mp;
+    simd_->gemm(inv + p0 * s.mp, s.mp, 1, run.thread(g) + run.l.kv, s.dp, p1 - p0, s.m, s.dp, false,
+                run.thread(g) + run.l.kw + p0 * s.dp, s.dp);
   }
 
-  // Output tokens [i0, i1) of item bh from group g's buffers (K2⁺ packed by pack_inverse), with thread tid's
-  // block scratch.
+  // Output tokens [i0, i1) of item bh from group g's buffers (W from project_rows), with thread tid's block
+  // scratch.
   void output_rows(const Run& run, int64_t bh, int64_t i0, int64_t i1, int g, int tid) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    const float* inv = run.thread(g) + run.l.work;
     const float* k1 = run.thread(g) + run.l.k1;
-    float* ak = run.thread(tid) + run.l.ak;
+    const float* kw = run.thread(g) + run.l.kw;
     float* ob = run.thread(tid) + run.l.ob;
     VConvArgs c;
     c.v = run.thread(g) + run.l.vpad;
@@ -411,8 +413,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
     c.out_stride = s.c;
     for (int64_t i = i0; i < i1; i += kOutBlock) {
       const int64_t nb = std::min(kOutBlock, i1 - i);
-      gemm_packed_product(gemm_, k1 + i * s.mp, s.mp, nb, s.m, inv, s.m, ak, s.mp);              // K1·K2⁺
-      simd_->gemm(ak, s.mp, 1, run.thread(g) + run.l.kv, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // ·(K1ᵀ·V)
+      simd_->gemm(k1 + i * s.mp, s.mp, 1, kw, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // K1·W
       c.i0 = i;
       c.i1 = i + nb;
       c.out = run.out + (b * s.n + i) * s.c + h * s.d;

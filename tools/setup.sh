@@ -28,6 +28,7 @@ test_packages=(
   libonnx-testdata                           # ONNX's backend conformance cases (tests/onnx)
   python3-pytest                             # the Python package's tests (tests/python)
   python3-dask python3-distributed           # vitrt.dask and its tests on a LocalCluster (issue 29)
+  dataset-fashion-mnist                      # the test split for tests/cli/bf16_agreement.sh (skips without it)
 )
 bench_packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # optional oneDNN: vitrt_gemm_ceiling (compare.sh's GEMM ceiling),

@@ -2,6 +2,9 @@
 // Copyright the vitrt authors.
 // vitrt eval -m MODEL DIR: top-1/top-5 accuracy over an ImageFolder-style directory (one sub-folder per
 // class, as ImageNet validation sets are laid out), with images/s, a progress bar and --json.
+// --compare-precision P runs a second session in precision P on the same decoded batches and reports how
+// often the two top-1 predictions agree and P's top-1 accuracy (the bf16 accuracy table of
+// docs/architecture.md §7.1).
 //
 // Folder -> class: a folder whose name matches one of the model's labels (case-insensitively, punctuation and
 // spaces ignored) is that class; otherwise folders are numbered in sorted order, as torchvision's ImageFolder
@@ -28,7 +31,16 @@ struct Options {
   bool json = false;
   int64_t limit = 0;
   std::string predictions_path;
+  std::string compare_precision;  // empty: no second session
 };
+
+// The top-1 class: the first of the largest logits, as argmax.
+int argmax(const float* logits, int classes) {
+  int best = 0;
+  for (int c = 1; c < classes; ++c)
+    if (logits[c] > logits[best]) best = c;
+  return best;
+}
 
 std::string normalize(const std::string& s) {
   std::string o;
@@ -102,8 +114,16 @@ int run_eval(const Options& o) {
   const int batch = static_cast<int>(std::min<size_t>(o.run.batch, std::max<size_t>(samples.size(), 1)));
   std::unique_ptr<api::Session> session;
   if (int rc = create_session_or_report(*model, o.run, batch, &session)) return rc;
+  std::unique_ptr<api::Session> other;  // --compare-precision
+  if (!o.compare_precision.empty()) {
+    RunOptions ro = o.run;
+    ro.precision = o.compare_precision;
+    if (int rc = create_session_or_report(*model, ro, batch, &other)) return rc;
+  }
   const int classes = model->num_classes();
   std::vector<float> x(per_image * batch), y(static_cast<size_t>(classes) * batch);
+  std::vector<float> y_other(other ? y.size() : 0);
+  int64_t other_top1 = 0, agree = 0;
   std::vector<int> labels_in_batch(batch);
   std::vector<size_t> sample_in_batch(batch);
   std::ofstream predictions;
@@ -137,6 +157,7 @@ int run_eval(const Options& o) {
       const auto r0 = std::chrono::steady_clock::now();
       try {
         session->run(x.data(), n, y.data(), y.size());
+        if (other) other->run(x.data(), n, y_other.data(), y_other.size());
       } catch (const api::Error& e) {
         return report_error("eval", e, false);
       }
@@ -150,10 +171,14 @@ int run_eval(const Options& o) {
           if (l[c] > l[truth] || (l[c] == l[truth] && c < truth)) ++rank;
         top1 += rank == 0;
         top5 += rank < 5;
+        if (other) {
+          const int best = argmax(l, classes);
+          const int other_best = argmax(y_other.data() + static_cast<size_t>(classes) * j, classes);
+          agree += best == other_best;
+          other_top1 += other_best == truth;
+        }
         if (predictions.is_open()) {
-          int best = 0;
-          for (int c = 1; c < classes; ++c)
-            if (l[c] > l[best]) best = c;
+          const int best = argmax(l, classes);
           double z = 0;
           for (int c = 0; c < classes; ++c) z += std::exp(static_cast<double>(l[c]) - l[best]);
           predictions << samples[sample_in_batch[j]].path << '\t' << truth << '\t' << best << '\t' << 1.0 / z
@@ -173,6 +198,7 @@ int run_eval(const Options& o) {
         false);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double acc1 = seen ? 100.0 * top1 / seen : 0, acc5 = seen ? 100.0 * top5 / seen : 0;
+  const double other_acc1 = seen ? 100.0 * other_top1 / seen : 0, agreement = seen ? 100.0 * agree / seen : 0;
   if (o.json) {
     std::printf(
         "{\"model\": \"%s\", \"dir\": \"%s\", \"images\": %lld, \"unreadable\": %lld, \"top1\": %.4f, "
@@ -189,7 +215,15 @@ int run_eval(const Options& o) {
                   100.0 * per_class_hit[c] / per_class_total[c]);
       first = false;
     }
-    std::printf("}}\n");
+    std::printf("}");
+    if (other)
+      std::printf(
+          ", \"precision\": \"%s\", \"compare\": {\"precision\": \"%s\", \"top1\": %.4f, \"top1_delta\": "
+          "%.4f, "
+          "\"agreement\": %.4f, \"differ\": %lld}",
+          json_escape(session->precision()).c_str(), json_escape(other->precision()).c_str(), other_acc1,
+          other_acc1 - acc1, agreement, static_cast<long long>(seen - agree));
+    std::printf("}\n");
   } else {
     std::printf("images     %lld (%lld unreadable)\n", static_cast<long long>(seen),
                 static_cast<long long>(unreadable));
@@ -199,6 +233,11 @@ int run_eval(const Options& o) {
         "only (backend %s, batch %d, %d thread(s))\n",
         seen / std::max(total_s, 1e-9), seen / std::max(infer_s, 1e-9), session->backend_name().c_str(),
         batch, o.run.threads);
+    if (other) {
+      std::printf("precision  %s\ncompared   %s\n", session->precision().c_str(), other->precision().c_str());
+      std::printf("top-1      %.2f%% (%+.2f points)\nagreement  %.2f%% of top-1 predictions (%lld differ)\n",
+                  other_acc1, other_acc1 - acc1, agreement, static_cast<long long>(seen - agree));
+    }
   }
   return unreadable ? VITRT_EXIT_BAD_INPUT : VITRT_EXIT_OK;
 }
@@ -217,6 +256,10 @@ Runner add_eval(CLI::App& app) {
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_option("--predictions", o->predictions_path,
                   "write one line per image: path, true class, predicted class, its probability (TSV)");
+  sub->add_option(
+      "--compare-precision", o->compare_precision,
+      "also run every batch in this precision (fp32 | bf16) and report its top-1 accuracy and how "
+      "often its top-1 agrees with --precision's");
   sub->footer(input_limits_help());
   return [o] { return run_eval(*o); };
 }

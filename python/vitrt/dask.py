@@ -112,10 +112,14 @@ def _plugin_for(client, model_path, backend, threads, precision, batch_size, shi
         digest = hashlib.sha256(model_bytes).hexdigest()[:16]
     elif os.path.exists(model_path):
         model_path = os.path.abspath(model_path)
+        st = os.stat(model_path)
+        digest = f"{st.st_size}-{st.st_mtime_ns}"  # a file rewritten in place gets a new plugin
     key = f"{model_path}|{digest}|{backend}|{threads}|{precision}|{batch_size}"
     name = "vitrt-model-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    if client.run_on_scheduler(_scheduler_has_plugin, name):
+        return name  # loaded by an earlier call on every worker (and on workers that joined since)
     plugin = _dask_worker.ModelPlugin(name, model_path, backend, threads, precision, batch_size, model_bytes,
-                                       digest)
+                                       digest if ship_model else None)
     try:
         client.register_worker_plugin(plugin, name=name)
     except Exception as e:
@@ -125,6 +129,10 @@ def _plugin_for(client, model_path, backend, threads, precision, batch_size, shi
             pass
         raise RuntimeError(f"vitrt.dask: loading model {model_path!r} on the workers failed: {e}") from e
     return name
+
+
+def _scheduler_has_plugin(name, dask_scheduler=None):
+    return name in dask_scheduler.worker_plugins
 
 
 def _source_kind(source):

@@ -14,8 +14,8 @@ Configurations, each timed end to end (wall clock from the call until the last r
 The clusters are started once, before the rounds (cluster start-up is not per job); the model plugin is
 registered inside each classify call and counted. Rounds interleave the configurations (cli, 1x2, 2x1, cli, ...)
 and the table gives medians, so a machine shared with other jobs hurts all of them alike. Target: each cluster
-configuration at >= 0.9x the faster CLI row's images/s. Then bench/python_overhead.py (session.run vs `vitrt bench`), when
-present, adds the Python overhead rows.
+configuration at >= 0.9x the faster CLI row's images/s. Then bench/python_overhead.py (session.run vs
+`vitrt bench`), when present, adds the Python overhead rows.
 """
 import argparse
 import logging

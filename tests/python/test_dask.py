@@ -3,8 +3,8 @@
 Checks: the table equals single-process Session.classify row for row; a corrupt image is reported in its row; a
 worker SIGKILLed while it runs a partition does not lose or duplicate an image; an interrupted run resumes from
 what it wrote (a torn last line included); a preprocessed array gives Session.classify's top-k; the same call
-works on dask-scheduler/dask-worker processes; bad arguments are clear errors. Run by ctest (tests/python/dask.cmake) with PYTHONPATH=build/python; skipped, with the reason,
-where the extension is not built or the build is sanitized.
+works on dask-scheduler/dask-worker processes; bad arguments are clear errors. Run by ctest (tests/python/dask.cmake)
+with PYTHONPATH=build/python; skipped, with the reason, where the extension is not built or the build is sanitized.
 """
 import logging
 import os
@@ -54,7 +54,8 @@ def images(tmp_path_factory):
     from PIL import Image
 
     root = tmp_path_factory.mktemp("images")
-    samples = sorted(os.path.join(SRC, "samples", "fashion", n) for n in os.listdir(os.path.join(SRC, "samples", "fashion")))
+    sample_dir = os.path.join(SRC, "samples", "fashion")
+    samples = sorted(os.path.join(sample_dir, n) for n in os.listdir(sample_dir))
     bases = [np.asarray(Image.open(p).convert("L"), dtype=np.float32) for p in samples]
     rng = np.random.default_rng(29)
     good = []

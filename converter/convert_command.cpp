@@ -137,6 +137,23 @@ int parse_and_convert(int argc, const char* const* argv, std::ostream& out, std:
                      convert::known_vit_attentions())
       ->capture_default_str();
   app.add_option("--heads", opt.heads, "head count per stage, comma separated (default: the family's)");
+  app.add_option(
+         "--pool", opt.pool,
+         "ViT/DeiT head: token (the class token), mean (the mean of the patch tokens), auto (token when "
+         "the checkpoint has cls_token, else mean)")
+      ->check(CLI::IsMember({"auto", "token", "mean"}))
+      ->capture_default_str();
+  app.add_option(
+         "--landmarks", opt.landmarks,
+         "ViT with --attn nystrom: landmark count, 1 to 2^31-1, where the checkpoint args do not give "
+         "num_landmarks (a different value from them is refused)")
+      ->check(CLI::Range(int64_t{1}, int64_t{2147483647}));
+  app.add_option("--nystrom-init", opt.nystrom_init,
+                 "ViT with --attn nystrom: the inverse's first iterate, global (the official LRA code's "
+                 "\"original\": one max over the batch and heads, so images of a batch affect each other) or "
+                 "per_head (per image and head, T2T-ViT's \"exact\")")
+      ->check(CLI::IsMember({"auto", "global", "per_head"}))
+      ->capture_default_str();
   app.add_option("--resize", opt.resize,
                  "shorter side after resize, 1-65536 (default: checkpoint args, else the family's)")
       ->check(side);

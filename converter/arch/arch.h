@@ -10,12 +10,15 @@
 namespace vitrt::convert {
 
 struct ConvertOptions {
-  std::string arch = "auto";   // auto | deit | pvt_v2 | soft | soft_norm | lavit
-  std::string labels_path;     // one label per line
-  int image_size = 0;          // 0: the size the checkpoint was built for
-  std::string heads;           // comma list overriding the head count per stage
-  std::string emit = "fused";  // fused | primitive
-  std::string attn = "auto";   // ViT/DeiT: the attention at blocks.{i}.attn (arch/vit_attention.h)
+  std::string arch = "auto";          // auto | deit | pvt_v2 | soft | soft_norm | lavit
+  std::string labels_path;            // one label per line
+  int image_size = 0;                 // 0: the size the checkpoint was built for
+  std::string heads;                  // comma list overriding the head count per stage
+  std::string emit = "fused";         // fused | primitive
+  std::string attn = "auto";          // ViT/DeiT: the attention at blocks.{i}.attn (arch/vit_attention.h)
+  int64_t landmarks = 0;              // Nyströmformer's m where the checkpoint args do not say; 0: not given
+  std::string nystrom_init = "auto";  // auto (the official "original", global) | global | per_head
+  std::string pool = "auto";          // ViT/DeiT head: auto (the class token, else the mean) | token | mean
   // Preprocessing overrides; 0 / empty keeps the default (checkpoint args, else the family's eval pipeline).
   int resize = 0;
   int crop = 0;

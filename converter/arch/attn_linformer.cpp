@@ -133,4 +133,54 @@ Status emit_linformer_lucidrains(GraphBuilder& b, const VitAttentionSite& site, 
   return Status::Ok();
 }
 
+bool detect_linformer_lra(const GraphBuilder& b, const std::string& prefix) {
+  return b.has(prefix + ".W_q.weight") && b.has(prefix + ".attn.E");
+}
+
+// mlpen/Nystromformer's LRA Linformer: the Attention wrapper (W_q, W_k, W_v, ff with bias) around
+// LinformerAttention, whose E [h, k, L] compresses each head's keys and values (K' = E_h·K_h, V' = E_h·V_h).
+// E is one parameter shared by every layer; each layer's state_dict holds it as `attn.E`. Per head the
+// compression is a batched MatMul of E [h, k, N] and the split tokens [B, h, N, d].
+Status emit_linformer_lra(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out) {
+  const std::string& p = site.prefix;
+  const int64_t c = site.dim;
+  VITRT_RETURN_IF_ERROR(check_heads(site, c, p + ".W_q.weight"));
+  const std::string key = p + ".attn.E";
+  const auto es = b.shape_of(key);
+  if (es.size() != 3 || es[0] != site.heads || es[1] < 1 || es[2] < site.tokens)
+    return bad_input("Linformer (LRA): '" + key +
+                     "' must be [h, k, L] with h = " + std::to_string(site.heads) +
+                     " heads (pass --heads) and L >= the model's " + std::to_string(site.tokens) + " tokens");
+  const int64_t h = es[0], k_len = es[1], trained = es[2], n = site.tokens, d = c / site.heads;
+  int32_t e = -1;
+  if (trained == n) {
+    e = b.weight(key, es);
+  } else {  // E[:, :, :N]
+    if (!b.can_generate(key, h * k_len, n)) return Status::Ok();
+    const std::vector<float>& src = b.float_values(key);
+    b.ignore(key);
+    if (static_cast<int64_t>(src.size()) != h * k_len * trained) return Status::Ok();  // recorded
+    std::vector<float> dst(static_cast<size_t>(h * k_len * n));
+    for (int64_t r = 0; r < h * k_len; ++r)
+      for (int64_t t = 0; t < n; ++t) dst[r * n + t] = src[r * trained + t];
+    e = b.constant(key + "[:,:,:N]", Shape{h, k_len, n}, std::move(dst));
+  }
+  // [B,N,C] -> heads [B,h,N,d] -> E·(each head) [B,h,k,d] -> [B,k,C]
+  auto compress_heads = [&](int32_t t, const std::string& name) {
+    t = b.op(OpType::kReshape, ReshapeAttrs{{0, 0, h, d}}, {t}, name + ".heads");
+    t = b.op(OpType::kTranspose, TransposeAttrs{{0, 2, 1, 3}}, {t}, name + ".split");
+    t = b.op(OpType::kMatMul, NoAttrs{}, {e, t}, name);
+    t = b.op(OpType::kTranspose, TransposeAttrs{{0, 2, 1, 3}}, {t}, name + ".merge");
+    return b.op(OpType::kReshape, ReshapeAttrs{{0, 0, c}}, {t}, name + ".tokens");
+  };
+  const int32_t q = linear(b, x, p + ".W_q", c, c);
+  const int32_t k = compress_heads(linear(b, x, p + ".W_k", c, c), p + ".attn.E_k");
+  const int32_t v = compress_heads(linear(b, x, p + ".W_v", c, c), p + ".attn.E_v");
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  const int32_t o = b.op(OpType::kSoftmaxAttention,
+                         SoftmaxAttentionAttrs{site.heads, scale, AttentionInputs::kSeparate}, {q, k, v}, p);
+  *out = linear(b, o, p + ".ff", c, c);
+  return Status::Ok();
+}
+
 }  // namespace vitrt::convert

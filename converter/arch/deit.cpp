@@ -33,7 +33,18 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
         "required to read the model's sizes");
   const int64_t c = pw[0], in_ch = pw[1], patch = pw[2];
   const bool distilled = b.has("dist_token");
-  const int64_t extra = distilled ? 2 : 1;
+  // The head reads the class token, or the mean of the patch tokens (a ViT without class token, as Efficient
+  // Attention's grid needs: docs/models.md §7.8; timm's global_pool='avg' with one, by --pool mean).
+  const bool class_token = b.has("cls_token");
+  if (opt.pool != "auto" && opt.pool != "token" && opt.pool != "mean")
+    return invalid_argument("--pool must be auto, token or mean, got '" + opt.pool + "'");
+  const bool mean_pool = opt.pool == "mean" || (opt.pool == "auto" && !class_token);
+  if (!class_token && (opt.pool == "token" || distilled))
+    return bad_input(std::string("DeiT: no cls_token in the checkpoint, ") +
+                     (distilled ? "but a dist_token" : "so --pool token has no token to read"));
+  if (mean_pool && distilled)
+    return unsupported("DeiT: --pool mean on a distilled model (its two heads read their own tokens)");
+  const int64_t extra = class_token ? (distilled ? 2 : 1) : 0;
   const int64_t num_patches = pos[1] - extra;
   const int64_t grid = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(num_patches))));
   if (grid * grid != num_patches || pw[3] != patch)
@@ -57,6 +68,9 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   const int64_t classes = head[0];
   const VitAttentionKind* attention = nullptr;
   VITRT_RETURN_IF_ERROR(choose_vit_attention(b, opt.attn, "blocks.0.attn", &attention));
+  NystromChoice nystrom;
+  if (std::string(attention->name) == "nystrom")  // the choice shows in the description below
+    VITRT_RETURN_IF_ERROR(resolve_nystrom_options(ckpt, opt, &nystrom));
 
   int32_t x = b.input("image", Shape{1, in_ch, img, img});
   x = b.op(OpType::kConv2d, Conv2dAttrs{static_cast<int32_t>(patch), static_cast<int32_t>(patch)},
@@ -64,16 +78,18 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
             b.weight("patch_embed.proj.bias", {c})},
            "patch_embed.proj");
   x = image_to_tokens(b, x, "patch_embed");
-  std::vector<int32_t> tokens = {b.weight("cls_token", {1, 1, c})};
-  if (distilled) tokens.push_back(b.weight("dist_token", {1, 1, c}));
-  tokens.push_back(x);
-  x = b.op(OpType::kConcat, ConcatAttrs{1}, tokens, "cls_token.concat");
+  if (class_token) {
+    std::vector<int32_t> tokens = {b.weight("cls_token", {1, 1, c})};
+    if (distilled) tokens.push_back(b.weight("dist_token", {1, 1, c}));
+    tokens.push_back(x);
+    x = b.op(OpType::kConcat, ConcatAttrs{1}, tokens, "cls_token.concat");
+  }
   x = b.op(OpType::kAdd, NoAttrs{}, {x, b.weight("pos_embed", {1, num_patches + extra, c})}, "pos_embed.add");
   for (int i = 0; i < depth; ++i) {
     const std::string p = "blocks." + std::to_string(i);
     int32_t h = layer_norm(b, x, p + ".norm1", c, kLnEps);
-    VITRT_RETURN_IF_ERROR(
-        attention->emit(b, VitAttentionSite{p + ".attn", c, heads[0], num_patches + extra}, h, &h));
+    VITRT_RETURN_IF_ERROR(attention->emit(
+        b, VitAttentionSite{p + ".attn", c, heads[0], num_patches + extra, nystrom, extra}, h, &h));
     x = b.op(OpType::kAdd, NoAttrs{}, {x, h}, p + ".residual1");
     h = layer_norm(b, x, p + ".norm2", c, kLnEps);
     h = linear(b, h, p + ".mlp.fc1", c, hidden);
@@ -87,7 +103,14 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
     t = b.op(OpType::kReshape, ReshapeAttrs{{0, -1}}, {t}, head_name + ".flatten");
     return linear(b, t, head_name, c, classes);
   };
-  int32_t logits = token_logits(0, "head");
+  int32_t logits;
+  if (mean_pool) {
+    if (extra) x = b.op(OpType::kSlice, SliceAttrs{1, extra, extra + num_patches}, {x}, "head.patches");
+    x = b.op(OpType::kReduceMean, ReduceMeanAttrs{{1}, false}, {x}, "head.pool");
+    logits = linear(b, x, "head", c, classes);
+  } else {
+    logits = token_logits(0, "head");
+  }
   if (distilled) {
     const int32_t dist = token_logits(1, "head_dist");
     logits = b.op(OpType::kAdd, NoAttrs{}, {logits, dist}, "head.sum");
@@ -101,8 +124,12 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
       std::string(distilled ? "DeiT (distilled)" : "DeiT") + ": embed " + std::to_string(c) + ", depth " +
       std::to_string(depth) + ", " + std::to_string(heads[0]) + " heads" +
       (attention == &vit_attention_kinds()[0] ? "" : std::string(", attention ") + attention->name) +
-      ", mlp " + std::to_string(hidden) + ", patch " + std::to_string(patch) + ", " +
-      std::to_string(classes) + " classes, " + std::to_string(img) + "x" + std::to_string(img);
+      (nystrom.landmarks ? ", " + std::to_string(nystrom.landmarks) + " landmarks, " +
+                               (nystrom.init == NystromInit::kGlobal ? "global" : "per-head") + " init"
+                         : std::string()) +
+      (mean_pool ? ", mean-pooled" : "") + ", mlp " + std::to_string(hidden) + ", patch " +
+      std::to_string(patch) + ", " + std::to_string(classes) + " classes, " + std::to_string(img) + "x" +
+      std::to_string(img);
   // facebookresearch/deit eval: Resize(int(224/0.875)=256, bicubic), CenterCrop(224), ImageNet mean/std.
   info->preprocess.crop_h = info->preprocess.crop_w = static_cast<int32_t>(img);
   info->preprocess.resize_shorter = static_cast<int32_t>(img / 0.875);

@@ -251,6 +251,89 @@ int32_t performer_attention(GraphBuilder& b, const PerformerAttentionAttrs& a, c
   return merge_heads(b, o, name, out_name);
 }
 
+// Nyströmformer (NystromAttention, docs/linear_attention.md "Nyströmformer") as torch.onnx.export writes the
+// official module (tools/reference/vitrt_reference/attn_nystrom.py) once imported, with the scales applied as
+// multiplications by the op's own q_scale and k_scale: the form fuse_nystrom_attention recognises, so the
+// fused op it restores has the very attributes written here.
+int32_t nystrom_attention(GraphBuilder& b, const NystromAttentionAttrs& a, const std::vector<int32_t>& in,
+                          const std::string& name, const std::string& out_name) {
+  const int64_t h = a.num_heads, n = b.shape(in[0])[1], c = b.shape(in[0])[2], d = c / h, m = a.landmarks;
+  auto op2 = [&](OpType t, int32_t x, int32_t y, const std::string& s) {
+    return b.op(t, NoAttrs{}, {x, y}, name + "." + s);
+  };
+  auto scalar = [&](const std::string& s, float v) { return b.constant(name + "." + s, Shape{1}, {v}); };
+  auto reduce = [&](OpType t, int32_t x, std::vector<int32_t> axes, const std::string& s) {
+    return b.op(t, ReduceMeanAttrs{std::move(axes), false}, {x}, name + "." + s);
+  };
+  auto t_last = [&](int32_t x, const std::string& s) {
+    return transpose(b, x, {0, 1, 3, 2}, name + "." + s);
+  };
+  // Q = (x.reshape(B,N,h,d).transpose(1,2))·scale; without a k scale (T2T-ViT) kᵀ transposes the split keys.
+  const int32_t q =
+      op2(OpType::kMul, split_heads(b, in[0], h, name + ".q"), scalar("q_scale", a.q_scale), "q");
+  int32_t k = split_heads(b, in[1], h, name + ".k");
+  if (a.k_scale != 1.0f) k = op2(OpType::kMul, k, scalar("k_scale", a.k_scale), "k");
+  const int32_t v = split_heads(b, in[2], h, name + ".v");
+  // Segment means along the tokens: one reshape and mean when m divides N, else the T2T rule's two sizes.
+  auto landmarks = [&](int32_t x, const std::string& s) {
+    const int64_t segs = n / m;
+    if (n % m == 0)
+      return reduce(OpType::kReduceMean, reshape(b, x, {0, 0, m, segs, d}, name + "." + s + ".r"), {-2}, s);
+    const int64_t small = (segs + 1) * m - n;
+    auto part = [&](int64_t start, int64_t end, int64_t count, int64_t len, const std::string& p) {
+      const int32_t sl = b.op(OpType::kSlice, SliceAttrs{2, start, end}, {x}, name + "." + s + p + ".s");
+      return reduce(OpType::kReduceMean, reshape(b, sl, {0, 0, count, len, d}, name + "." + s + p + ".r"),
+                    {-2}, s + p);
+    };
+    return b.op(OpType::kConcat, ConcatAttrs{2},
+                {part(0, small * segs, small, segs, ".a"), part(small * segs, n, m - small, segs + 1, ".b")},
+                name + "." + s);
+  };
+  const int32_t ql = landmarks(q, "q_landmarks"), kl = landmarks(k, "k_landmarks");
+  const int32_t klt = t_last(kl, "k_landmarks_t");
+  auto softmax = [&](int32_t x, int32_t y, const std::string& s) {
+    return b.op(OpType::kSoftmax, SoftmaxAttrs{-1}, {op2(OpType::kMatMul, x, y, s + ".scores")},
+                name + "." + s);
+  };
+  const int32_t k1 = softmax(q, klt, "kernel_1"), k2 = softmax(ql, klt, "kernel_2"),
+                k3 = softmax(ql, t_last(k, "k_t"), "kernel_3");
+  // Z0 = k2ᵀ / (max column sum): one max over everything ("original") or per (b, h), unsqueezed twice.
+  int32_t top = reduce(OpType::kReduceSum, k2, {-2}, "inv.colsum");
+  if (a.init == NystromInit::kPerHead) {
+    top = reduce(OpType::kReduceMax, top, {-1}, "inv.max");
+    top = reshape(b, reshape(b, top, {0, 0, 1}, name + ".inv.max.u1"), {0, 0, 0, 1}, name + ".inv.max.u2");
+  } else {
+    top = reduce(OpType::kReduceMax, top, {0, 1, 2}, "inv.max");
+  }
+  int32_t z = op2(OpType::kMul, op2(OpType::kDiv, scalar("inv.one", 1.0f), top, "inv.recip"),
+                  t_last(k2, "kernel_2_t"), "inv.z0");
+  const bool eye_ok = b.can_generate(name + ".inv.eye", m, m);  // else the graph never finishes
+  auto eye = [&](float value) {
+    std::vector<float> e(eye_ok ? static_cast<size_t>(m * m) : 0, 0.0f);
+    for (int64_t i = 0; eye_ok && i < m; ++i) e[static_cast<size_t>(i * m + i)] = value;
+    return b.constant(name + ".inv.eye" + std::to_string(static_cast<int>(value)), Shape{m, m}, std::move(e));
+  };
+  const int32_t eye7 = eye(7.0f), eye13 = eye(13.0f), eye15 = eye(15.0f),
+                quarter = scalar("inv.quarter", 0.25f);
+  for (int32_t i = 0; i < a.iterations; ++i) {
+    const std::string s = "inv.iter" + std::to_string(i);
+    const int32_t kv = op2(OpType::kMatMul, k2, z, s + ".kv");
+    int32_t t = op2(OpType::kMatMul, kv, op2(OpType::kSub, eye7, kv, s + ".a"), s + ".b");
+    t = op2(OpType::kMatMul, kv, op2(OpType::kSub, eye15, t, s + ".c"), s + ".e");
+    z = op2(OpType::kMatMul, op2(OpType::kMul, z, quarter, s + ".zq"), op2(OpType::kSub, eye13, t, s + ".f"),
+            s);
+  }
+  int32_t x = op2(OpType::kMatMul, op2(OpType::kMatMul, k1, z, "left"), op2(OpType::kMatMul, k3, v, "right"),
+                  "product");
+  if (in.size() > 3 && in[3] != kAbsent) {  // Conv2d(h, h, (ks,1), padding (ks//2,0), groups=h) of V
+    Conv2dAttrs dw;
+    dw.pad_h = static_cast<int32_t>(b.shape(in[3])[2] / 2);
+    dw.groups = static_cast<int32_t>(h);
+    x = op2(OpType::kAdd, x, b.op(OpType::kConv2d, dw, {v, in[3], kAbsent}, name + ".v_conv"), "sum");
+  }
+  return merge_heads(b, x, name, out_name);
+}
+
 }  // namespace
 
 bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const std::vector<int32_t>& inputs,
@@ -278,6 +361,10 @@ bool emit_primitive(GraphBuilder& b, OpType type, const OpAttrs& attrs, const st
     case OpType::kPerformerAttention:
       *outputs = {
           performer_attention(b, std::get<PerformerAttentionAttrs>(attrs), inputs, name, output_names[0])};
+      return true;
+    case OpType::kNystromAttention:
+      *outputs = {
+          nystrom_attention(b, std::get<NystromAttentionAttrs>(attrs), inputs, name, output_names[0])};
       return true;
     default:
       return false;

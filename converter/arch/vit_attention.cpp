@@ -15,6 +15,10 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
       {"linformer_lucidrains",
        "Linformer, lucidrains LinformerSelfAttention (to_q/to_k[/to_v], proj_k[/proj_v], to_out)",
        detect_linformer_lucidrains, emit_linformer_lucidrains},
+      {"linformer_lra",
+       "Linformer, mlpen LRA Attention wrapper (W_q/W_k/W_v, ff) around LinformerAttention (attn.E [h,k,L], "
+       "one E shared by K and V in every layer)",
+       detect_linformer_lra, emit_linformer_lra},
       {"external", "External Attention, EAMLP's multi-head Attention (trans_dims, linear_0, linear_1, proj)",
        detect_external_attention, emit_external_attention},
       {"performer",
@@ -36,6 +40,14 @@ const std::vector<VitAttentionKind>& vit_attention_kinds() {
        "Fastformer, the official FastAttention (self.query/key/query_att/key_att/transform, output.dense, "
        "output.LayerNorm eps 1e-12)",
        detect_fastformer, emit_fastformer},
+      {"efficient",
+       "Efficient Attention, the official EfficientAttention on the patch grid (attn.keys/queries/values/"
+       "reprojection 1x1 convs, residual inside); a ViT without class token",
+       detect_efficient_attention, emit_efficient_attention},
+      {"nystrom",
+       "Nystromformer, the official LRA Attention wrapper (W_q/W_k/W_v, optional attn.conv [h,1,ks,1], ff): "
+       "Q and K / d^(1/4), 6 iterations; landmarks from the checkpoint args or --landmarks",
+       detect_nystrom, emit_nystrom},
   };
   return kinds;
 }

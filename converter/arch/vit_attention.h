@@ -13,12 +13,20 @@
 
 namespace vitrt::convert {
 
+// What a Nyströmformer needs that its keys cannot tell (resolve_nystrom_options).
+struct NystromChoice {
+  int64_t landmarks = 0;  // m: the checkpoint args' num_landmarks, else --landmarks; 0 when neither says
+  NystromInit init = NystromInit::kGlobal;  // the LRA code's "original" unless --nystrom-init per_head
+};
+
 // Where one block's attention sits and the sizes the ViT around it fixes.
 struct VitAttentionSite {
   std::string prefix;  // e.g. "blocks.3.attn"
   int64_t dim = 0;     // C, the token width in and out
   int heads = 1;       // from the family's rule (C/64) or --heads
   int64_t tokens = 0;  // N at the built image size, class tokens included
+  NystromChoice nystrom;
+  int64_t class_tokens = 1;  // the class (and distillation) tokens before the patches; 0 with mean pooling
 };
 
 struct VitAttentionKind {
@@ -47,6 +55,8 @@ bool detect_linformer_fairseq(const GraphBuilder& b, const std::string& prefix);
 Status emit_linformer_fairseq(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_linformer_lucidrains(const GraphBuilder& b, const std::string& prefix);
 Status emit_linformer_lucidrains(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_linformer_lra(const GraphBuilder& b, const std::string& prefix);
+Status emit_linformer_lra(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_external_attention(const GraphBuilder& b, const std::string& prefix);
 Status emit_external_attention(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_performer(const GraphBuilder& b, const std::string& prefix);
@@ -58,5 +68,14 @@ bool detect_linear_transformer(const GraphBuilder& b, const std::string& prefix)
 Status emit_linear_transformer(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
 bool detect_fastformer(const GraphBuilder& b, const std::string& prefix);
 Status emit_fastformer(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_efficient_attention(const GraphBuilder& b, const std::string& prefix);
+Status emit_efficient_attention(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+bool detect_nystrom(const GraphBuilder& b, const std::string& prefix);
+Status emit_nystrom(GraphBuilder& b, const VitAttentionSite& site, int32_t x, int32_t* out);
+
+// The Nyströmformer choices from the checkpoint args and the options (--landmarks, --nystrom-init): the args'
+// num_landmarks (or landmarks) first, a --landmarks that contradicts them refused. invalid_argument for an
+// option out of range, bad_input for args that are not a positive count.
+Status resolve_nystrom_options(const Checkpoint& ckpt, const ConvertOptions& opt, NystromChoice* out);
 
 }  // namespace vitrt::convert

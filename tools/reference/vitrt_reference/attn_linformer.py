@@ -76,3 +76,28 @@ class LinformerLucidrains(nn.Module):
         dots = torch.einsum('bhnd,bhkd->bhnk', queries, keys) * (d_h ** -0.5)
         out = torch.einsum('bhnk,bhkd->bhnd', dots.softmax(dim=-1), values)
         return self.to_out(out.transpose(1, 2).reshape(b, n, -1))
+
+
+class LinformerLRA(nn.Module):
+    """mlpen/Nystromformer's LRA Linformer: the `Attention` wrapper (W_q, W_k, W_v, ff, all with bias) around
+    `LinformerAttention`, whose E [h, k, L] is ONE class-level parameter shared by K and V in every layer
+    (registered as `attn.E` in each; std 0.02 in the original, larger here via `shared`). K' = E·K, V' = E·V per
+    head; softmax(Q K'ᵀ / sqrt(d)) V'. A model for N < L tokens uses E[:, :, :N] (the converter's rule; the LRA
+    code always runs at its max_seq_len). No mask: every token is valid in a ViT."""
+
+    def __init__(self, dim, num_heads, shared):
+        super().__init__()
+        self.num_head, self.head_dim = num_heads, dim // num_heads
+        self.W_q, self.W_k, self.W_v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.attn = nn.Module()
+        self.attn.E = shared
+        self.ff = nn.Linear(dim, dim)
+
+    def forward(self, X):
+        B, N, C = X.shape
+        split = lambda t: t.reshape(B, N, self.num_head, self.head_dim).transpose(1, 2)
+        Q, K, V = split(self.W_q(X)), split(self.W_k(X)), split(self.W_v(X))
+        E = self.attn.E[:, :, :N]
+        K, V = torch.matmul(E, K), torch.matmul(E, V)
+        attn = torch.softmax(torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(self.head_dim), dim=-1)
+        return self.ff(torch.matmul(attn, V).transpose(1, 2).reshape(B, N, C))

@@ -7,7 +7,8 @@
 // compression stays outside it, and on ref and cpu, fused and with fuse_attention disabled, the logits are
 // within 1e-4 of PyTorch's float64 logits relative to their largest magnitude, with the same argmax, at batch
 // 1 and 2, with poisoned activations. Near misses (a per-channel scale on q before its split, the softmax
-// over the queries) stay unfused.
+// over the queries) stay unfused, and so do lucidrains' one_kv_head and mlpen's LRA form (blocks 0 in the
+// manifest: they compress after the head split), which must still match PyTorch.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,7 +28,7 @@ using namespace vitrt;
 TEST_CASE(
     "exported Linformer ViTs (fairseq and lucidrains layouts) plan to SoftmaxAttention and match PyTorch") {
   const std::string dir = test::export_fixture_dir("onnx_linformer_cases");
-  const nlohmann::json manifest = test::read_export_manifest(dir, 4);
+  const nlohmann::json manifest = test::read_export_manifest(dir, 6);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
     test::ExportedCase ec;
@@ -42,7 +43,7 @@ TEST_CASE(
       auto unfused = test::make_session(model, backend, 2, "fuse_attention");
       const auto ops = test::check_fused_plan(*fused, *unfused, "SoftmaxAttention", c["blocks"].get<int>());
       MESSAGE(name << " " << backend << " plan: " << test::ops_str(ops));
-      CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
+      if (c["blocks"].get<int>() > 0) CHECK_MESSAGE(ops.count("Softmax") == 0, test::ops_str(ops));
       // The keys really are compressed: each fused attention reads k with fewer tokens than q.
       for (const Node& n : fused->graph().nodes) {
         if (n.type != OpType::kSoftmaxAttention) continue;

@@ -15,7 +15,11 @@ Cases (32x32 images, patch 8: N = 17 tokens, width 48, 3 heads of d = 16, 5 clas
   fairseq: compress_k / compress_v trained for 24 tokens (the first 17 columns used), k = 8;
   fairseq_shared: shared_kv_compressed, k = 5;
   lucidrains: proj_k / proj_v trained for 20 tokens (rows [:17]), k = 8;
-  lucidrains_shared: share_kv (values are the compressed keys), k = 6.
+  lucidrains_shared: share_kv (values are the compressed keys), k = 6;
+  lucidrains_one_kv_head: one_kv_head (one key/value head expanded to every query head), k = 6;
+  lra: mlpen's LRA Linformer, one E [3, 7, 20] shared by K, V and both blocks (E[:, :, :17] used).
+The last two stay plain ops (blocks 0): the compression comes after the head split there, and the fused
+SoftmaxAttention reads compressed k and v as [B, k, C] tokens (docs/linear_attention.md, Linformer).
 """
 import argparse
 import json
@@ -26,7 +30,7 @@ import warnings
 import numpy as np
 import torch
 
-from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLucidrains
+from vitrt_reference.attn_linformer import LinformerFairseq, LinformerLRA, LinformerLucidrains
 from vitrt_reference.deit import VisionTransformer
 
 TOKENS = 17
@@ -35,7 +39,20 @@ CASES = {
     "fairseq_shared": lambda d, h: LinformerFairseq(d, h, max_seq_len=TOKENS, k_len=5, shared_kv_compressed=True),
     "lucidrains": lambda d, h: LinformerLucidrains(d, h, seq_len=20, k=8),
     "lucidrains_shared": lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS, k=6, share_kv=True),
+    "lucidrains_one_kv_head": lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS, k=6, one_kv_head=True),
+    "lra": None,  # lra_factory(): one E per model
 }
+UNFUSED = ("lucidrains_one_kv_head", "lra")
+
+
+def lra_factory(k, length):
+    shared = []
+
+    def make(d, h):
+        if not shared:
+            shared.append(torch.nn.Parameter(torch.zeros(h, k, length)))
+        return LinformerLRA(d, h, shared[0])
+    return make
 
 
 @torch.no_grad()
@@ -45,6 +62,8 @@ def sharpen(model, gen):
     for name, p in model.named_parameters():
         if name.endswith(("to_q.weight", "to_k.weight", "q_proj.weight", "k_proj.weight")):
             p.copy_(torch.randn(*p.shape, generator=gen) * (1.5 / math.sqrt(p.shape[1])))
+        elif name.endswith(".attn.E"):
+            p.copy_(torch.randn(*p.shape, generator=gen) * (2.0 / math.sqrt(p.shape[2])))
         elif name.endswith(("proj_k", "proj_v")) or "compress_" in name:
             n = p.shape[0] if name.endswith(("proj_k", "proj_v")) else p.shape[1]
             p.copy_(torch.randn(*p.shape, generator=gen) * (2.0 / math.sqrt(n)))
@@ -62,7 +81,7 @@ def main():
     cases = {}
     for name, factory in CASES.items():
         model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=48, depth=2, num_heads=3,
-                                  attn_factory=factory).eval()
+                                  attn_factory=factory or lra_factory(7, 20)).eval()
         sharpen(model, gen)
         x = torch.randn(2, 3, 32, 32, generator=gen)
         with warnings.catch_warnings():
@@ -74,7 +93,7 @@ def main():
             y64 = model.double()(x.double()).numpy()
         np.save(os.path.join(args.out, f"{name}.input.npy"), x.numpy())
         np.save(os.path.join(args.out, f"{name}.logits64.npy"), y64)
-        cases[name] = {"blocks": 2}
+        cases[name] = {"blocks": 0 if name in UNFUSED else 2}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1, sort_keys=True)
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Session precision bf16 end to end on the DeiT-Tiny-shaped fixtures (tools/reference/make_model_cases.py:
-// deit_tiny, 12 layers, and deit_2layer, random init): where the CPU has AVX512-BF16 the cpu backend's report
-// says bf16 and the logits stay within 2e-2 of fp32 relative to the largest logit, with the same argmax,
-// while differing from fp32 (the bf16 kernels did run). Where bf16 cannot run (the AVX2 path, the reference
+// Session precision bf16 end to end on random-init fixtures: DeiT-Tiny-shaped (tools/reference/
+// make_model_cases.py: deit_tiny, 12 layers, and deit_2layer), SOFT-Tiny (make_soft_cases.py: soft_tiny_b2,
+// whose LinearAttention runs K1·W in bf16) and LaViT-Tiny (make_lavit_cases.py: lavit_tiny_b2, whose
+// ReusedAttention runs Ψ·T in bf16). Where the CPU has AVX512-BF16 the cpu backend's report says bf16 and
+// the logits stay within 2e-2 of fp32 relative to the largest logit, with the same argmax, while differing
+// from fp32 (the bf16 kernels did run). Where bf16 cannot run (the AVX2 path, the reference
 // backend, a CPU without AVX512-BF16) the session falls back to fp32, says why, and gives fp32's logits
 // bit for bit.
 #include <doctest/doctest.h>
@@ -25,14 +27,18 @@ using namespace vitrt;
 
 namespace {
 
-std::string case_dir() {
+std::string fixture_set(const std::string& set) {
   const char* d = std::getenv("VITRT_FIXTURE_DIR");
-  return std::string(d ? d : "fixtures") + "/model_cases";
+  return std::string(d ? d : "fixtures") + "/" + set;
+}
+std::string case_dir() {
+  return fixture_set("model_cases");
 }
 
-std::shared_ptr<const Model> convert_case(const std::string& name, const char* container_file) {
+// checkpoint: a path inside the fixture directory.
+std::shared_ptr<const Model> convert_path(const std::string& checkpoint, const std::string& name) {
   convert::Checkpoint ck;
-  Status st = convert::load_checkpoint(case_dir() + "/" + name + "/" + container_file, &ck);
+  Status st = convert::load_checkpoint(checkpoint, &ck);
   REQUIRE_MESSAGE(st.ok(), st.message());
   Graph g;
   std::string log;
@@ -44,6 +50,10 @@ std::shared_ptr<const Model> convert_case(const std::string& name, const char* c
   st = load_model(path, &m);
   REQUIRE_MESSAGE(st.ok(), st.message());
   return m;
+}
+
+std::shared_ptr<const Model> convert_case(const std::string& name, const char* container_file) {
+  return convert_path(case_dir() + "/" + name + "/" + container_file, name);
 }
 
 struct Run {
@@ -72,12 +82,15 @@ int argmax(const float* v, size_t n) {
   return static_cast<int>(best);
 }
 
-void check_case(const std::string& name) {
+// A fixture of set `set` (a folder under VITRT_FIXTURE_DIR): the checkpoint and the input, as paths inside
+// it.
+void check_case(const std::string& set, const std::string& name, const std::string& checkpoint,
+                const std::string& input) {
   CAPTURE(name);
-  const std::shared_ptr<const Model> model = convert_case(name, "model.pth");
+  const std::shared_ptr<const Model> model = convert_path(fixture_set(set) + "/" + checkpoint, name);
   std::vector<float> x;
   std::vector<int64_t> xs;
-  REQUIRE(read_npy_f32(case_dir() + "/" + name + "/input.npy", &x, &xs).ok());
+  REQUIRE(read_npy_f32(fixture_set(set) + "/" + input, &x, &xs).ok());
   const int batch = static_cast<int>(xs[0]);
 
   SessionOptions o;
@@ -146,9 +159,18 @@ void check_case(const std::string& name) {
 
 }  // namespace
 
+void check_case(const std::string& name) {
+  check_case("model_cases", name, name + "/model.pth", name + "/input.npy");
+}
+
 TEST_CASE("session precision bf16 on DeiT-Tiny: within 2e-2 of fp32, same argmax; fp32 where it cannot run") {
   check_case("deit_2layer");
   check_case("deit_tiny");
+}
+
+TEST_CASE("session precision bf16 on SOFT-Tiny and LaViT-Tiny: within 2e-2 of fp32, same argmax") {
+  check_case("soft_cases", "soft_tiny_b2", "soft_tiny_b2/model.pth", "soft_tiny_b2/input.npy");
+  check_case("lavit_cases", "lavit_tiny_b2", "lavit_tiny_theta_edit/model.pth", "lavit_tiny_b2/input.npy");
 }
 
 TEST_CASE("session precision: a value that is neither fp32 nor bf16 is refused, naming it") {

@@ -20,7 +20,10 @@
 //      instead of N·m·m + N·m·d; the logits stay within the PyTorch parity tolerance (tests/models) and the
 //      outputs within 2e-5 of the reference kernel. With fewer items than threads the items run one after
 //      another, each step split over token blocks (K1ᵀ·V and W over landmark rows, so that every element is
-//      still summed over all tokens in order).
+//      still summed over all tokens in order). Session precision bf16 (ctx->bf16, docs/architecture.md
+//      §7.1): K1·W runs on the AVX512-BF16 packed GEMM (packed_gemm_bf16.h), W rounded into pair panels once
+//      per item and each block of K1 rows into pairs; the landmarks, K1, K2, the Newton inverse, K1ᵀ·V and W
+//      stay fp32.
 //
 // m and d are padded to mp, dp (multiples of the vector width) with zero columns, so every loop runs on whole
 // vectors and the top-left blocks stay exact. Apart from C's grouping the sums run in the reference's order
@@ -29,7 +32,8 @@
 // planned threads and batch:
 //   shared: packed landmark weights [d·r·r][dp], Lᵀ [BH][d][mp], K2 [BH][mp][mp], K2⁺ [BH][mp][mp], [BH] ×2;
 //   per thread: V [N][dp], K1 [N][mp], K1ᵀ·V [mp][dp], W [mp][dp], landmarks [m][dp], P [mp][mp], Newton
-//               work, a block of the output [32][dp], D^-1/2 [mp].
+//               work, a block of the output [32][dp], D^-1/2 [mp]; bf16 only: W in pair panels and a block of
+//               K1 in pairs [32][pairs(m)].
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -38,6 +42,7 @@
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
 #include "backends/cpu/x86/newton_iterate.h"
+#include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "backends/operand_check.h"
 #include "ops/linear_attention_geometry.h"
@@ -72,11 +77,12 @@ struct Layout {
   // shared
   int64_t wp, lt, k2, inv, rowmax, resid;
   // per thread, relative to thread(t) = thread0 + t·per_thread
-  int64_t thread0, per_thread, vpad, k1, kv, kw, lm, p, work, ob, dsym;
+  int64_t thread0, per_thread, vpad, k1, kv, kw, lm, p, work, ob, dsym, kw16, a16;
   int64_t total;
 };
 
-Layout layout_of(const Dims& s, const GemmKernels* g, int threads) {
+// gbf: the bf16 tile for K1·W, or null in fp32.
+Layout layout_of(const Dims& s, const GemmKernels* g, const GemmKernels* gbf, int threads) {
   Layout l{};
   int64_t off = 0;
   auto take = [&](int64_t floats) {
@@ -102,6 +108,8 @@ Layout layout_of(const Dims& s, const GemmKernels* g, int threads) {
   l.work = take(newton_work_floats(g, s.m, s.mp));  // >= m·mp (legacy residuals)
   l.ob = take(kOutBlock * s.dp);
   l.dsym = take(s.mp);
+  l.kw16 = gbf ? take(gemm_packed_floats(s.dp, gemm_bf16_pairs(s.m), gbf->nr)) : 0;
+  l.a16 = gbf ? take(kOutBlock * gemm_bf16_pairs(s.m)) : 0;
   l.per_thread = off;
   l.total = l.thread0 + threads * l.per_thread;
   return l;
@@ -121,11 +129,13 @@ float max_row_sum(const float* k, int64_t m, int64_t ld) {
 class LinearAttentionKernel final : public ref::RefKernel {
  public:
   LinearAttentionKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const LinearAttentionSimd* simd,
-                        const GemmKernels* gemm, bool packed_newton, const LinearAttentionAttrs& a)
+                        const GemmKernels* gemm, const GemmKernels* gemm_bf16, bool packed_newton,
+                        const LinearAttentionAttrs& a)
       : RefKernel(plan),
         ctx_(std::move(ctx)),
         simd_(simd),
         gemm_(gemm),
+        gemm_bf16_(gemm_bf16),
         packed_newton_(packed_newton),
         a_(a),
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
@@ -142,7 +152,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
     const Dims& s = run.s;
     if (s.batch == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
-    run.l = layout_of(s, gemm_, nt);
+    run.l = layout_of(s, gemm_, gemm_bf16_, nt);
     VITRT_RETURN_IF_ERROR(check_workspace(args, run.l.total));
     run.ws = static_cast<float*>(args.workspace);
     run.q = args.src[0]->f32();
@@ -172,6 +182,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
           prepare_rows(run, bh, 0, s.n, tid);
           kv_rows(run, 0, s.m, tid);
           project_rows(run, bh, 0, s.m, tid);
+          pack_projection(run, tid);
           output_rows(run, bh, 0, s.n, tid, tid);
         }
       });
@@ -189,6 +200,7 @@ class LinearAttentionKernel final : public ref::RefKernel {
         ThreadPool::parallel_for(kv_tasks, nt, [&](int64_t lo, int64_t hi, int) {
           project_rows(run, bh, lo * kKvRows, std::min(hi * kKvRows, s.m), 0);
         });
+        pack_projection(run, 0);
         ThreadPool::parallel_for(out_blocks, nt, [&](int64_t lo, int64_t hi, int tid) {
           output_rows(run, bh, lo * kOutBlock, std::min(hi * kOutBlock, s.n), 0, tid);
         });
@@ -393,6 +405,14 @@ class LinearAttentionKernel final : public ref::RefKernel {
                 run.thread(g) + run.l.kw + p0 * s.dp, s.dp);
   }
 
+  // bf16: group g's W rounded into pair panels for the bf16 GEMM (all dp columns, so that K1·W fills the
+  // output block's padding too).
+  void pack_projection(const Run& run, int g) const {
+    if (!gemm_bf16_) return;
+    const Dims& s = run.s;
+    gemm_bf16_pack_b(run.thread(g) + run.l.kw, s.dp, s.m, s.dp, gemm_bf16_->nr, run.thread(g) + run.l.kw16);
+  }
+
   // Output tokens [i0, i1) of item bh from group g's buffers (W from project_rows), with thread tid's block
   // scratch.
   void output_rows(const Run& run, int64_t bh, int64_t i0, int64_t i1, int g, int tid) const {
@@ -413,7 +433,14 @@ class LinearAttentionKernel final : public ref::RefKernel {
     c.out_stride = s.c;
     for (int64_t i = i0; i < i1; i += kOutBlock) {
       const int64_t nb = std::min(kOutBlock, i1 - i);
-      simd_->gemm(k1 + i * s.mp, s.mp, 1, kw, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // K1·W
+      if (gemm_bf16_) {  // K1·W with both rounded to bf16, fp32 sums
+        const int64_t pairs = gemm_bf16_pairs(s.m);
+        float* a16 = run.thread(tid) + run.l.a16;
+        gemm_bf16_pack_rows(k1 + i * s.mp, s.mp, nb, s.m, a16, pairs);
+        gemm_packed_product(gemm_bf16_, a16, pairs, nb, pairs, run.thread(g) + run.l.kw16, s.dp, ob, s.dp);
+      } else {
+        simd_->gemm(k1 + i * s.mp, s.mp, 1, kw, s.dp, nb, s.m, s.dp, false, ob, s.dp);  // K1·W
+      }
       c.i0 = i;
       c.i1 = i + nb;
       c.out = run.out + (b * s.n + i) * s.c + h * s.d;
@@ -423,7 +450,8 @@ class LinearAttentionKernel final : public ref::RefKernel {
 
   std::shared_ptr<Context> ctx_;
   const LinearAttentionSimd* simd_;
-  const GemmKernels* gemm_;  // the packed GEMM tile for m×m products
+  const GemmKernels* gemm_;       // the packed GEMM tile for m×m products
+  const GemmKernels* gemm_bf16_;  // bf16: the AVX512-BF16 tile for K1·W; null in fp32
   bool packed_newton_;
   LinearAttentionAttrs a_;
   int planned_threads_;
@@ -447,9 +475,12 @@ Status create_linear_attention(const std::shared_ptr<Context>& ctx, const Kernel
   const Dims dims = padded(g, simd->width);
   const GemmKernels* gemm =
       gemm_kernels_for(ctx->isa == X86Isa::kAvx512, dims.m, dims.m, dims.m, ctx->options.gemm_tile);
-  const Layout l = layout_of(dims, gemm, threads);
+  const GemmKernels* gemm_bf16 =
+      ctx->bf16 ? gemm_kernels_bf16_for(kOutBlock, dims.dp, gemm_bf16_pairs(dims.m), ctx->options.gemm_tile)
+                : nullptr;
+  const Layout l = layout_of(dims, gemm, gemm_bf16, threads);
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
-  *kernel = std::make_unique<LinearAttentionKernel>(plan, ctx, simd, gemm,
+  *kernel = std::make_unique<LinearAttentionKernel>(plan, ctx, simd, gemm, gemm_bf16,
                                                     dims.m >= ctx->options.newton_packed_min_m, *a);
   return Status::Ok();
 }

@@ -36,5 +36,23 @@ void gemm_bf16_pack_transposed(const float* w, int64_t n, int64_t k, int nr, flo
   }
 }
 
+void gemm_bf16_pack_b(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst) {
+  const int64_t pairs = gemm_bf16_pairs(k);
+  for (int64_t p = 0; p < gemm_panels(n, nr); ++p) {
+    float* panel = dst + p * pairs * nr;
+    for (int64_t t = 0; t < pairs; ++t) {
+      const float* even = b + 2 * t * ldb;
+      const float* odd = 2 * t + 1 < k ? even + ldb : nullptr;
+      for (int64_t j = 0; j < nr; ++j) {
+        const int64_t col = p * nr + j;
+        uint32_t pair = 0;  // zero past n and past k
+        if (col < n)
+          pair = bf16_round(even[col]) | (odd ? static_cast<uint32_t>(bf16_round(odd[col])) << 16 : 0u);
+        std::memcpy(panel + t * nr + j, &pair, sizeof pair);
+      }
+    }
+  }
+}
+
 }  // namespace x86
 }  // namespace vitrt

@@ -50,6 +50,11 @@ const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, 
 // Row-major W [n, k] (C = A·Wᵀ) rounded and packed into ceil(n / nr) panels of pairs; dst holds
 // gemm_packed_floats(n, gemm_bf16_pairs(k), nr) floats.
 void gemm_bf16_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
+// Row-major B [k, n] (leading dimension ldb: C = A·B) rounded and packed into ceil(n / nr) panels of pairs
+// (rows 2t and 2t + 1 of a column make pair t), zero past n and past k; dst holds
+// gemm_packed_floats(n, gemm_bf16_pairs(k), nr) floats. Plain C++ (for B operands built at run time that are
+// small next to the product, such as SOFT's W = K2⁺·(K1ᵀ·V)).
+void gemm_bf16_pack_b(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
 // Rows [0, rows) of src (k floats each, ld apart) rounded into rows of gemm_bf16_pairs(k) pairs, ldd pairs
 // apart. AVX512-BF16 code: only where x86_has_avx512_bf16().
 void gemm_bf16_pack_rows(const float* src, int64_t ld, int64_t rows, int64_t k, float* dst, int64_t ldd);

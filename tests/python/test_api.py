@@ -2,6 +2,7 @@
 """vitrt.Model / vitrt.Session: the same logits as the CLI, thread safety, errors, no leaks (issue 29)."""
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -88,6 +89,32 @@ def test_threads_sharing_a_session_take_turns(deit_path):
     for t in threads:
         t.join()
     assert len(out) == 4 and all(np.array_equal(y, expected) for y in out)
+
+
+def test_run_releases_the_gil(deit_path):
+    """While one thread is inside run(), another runs Python code: a thread that kept the GIL through the run
+    would leave no time stamp of the other strictly inside it."""
+    model = vitrt.Model(deit_path)
+    session = vitrt.Session(model, backend="ref", threads=1, max_batch=128)
+    x = random_batch(model, 128, seed=4)
+    window = []
+
+    def run() -> None:
+        t0 = time.perf_counter()
+        session.run(x)
+        window.extend((t0, time.perf_counter()))
+
+    runner = threading.Thread(target=run)
+    stamps = []
+    runner.start()
+    while runner.is_alive():
+        stamps.append(time.perf_counter())
+        time.sleep(0.0005)
+    runner.join()
+    t0, t1 = window
+    inside = [t for t in stamps if t0 < t < t1]
+    assert t1 - t0 > 0.02, "the run is too short to tell"
+    assert len(inside) >= 3, f"{len(inside)} stamps of the other thread in a {1000 * (t1 - t0):.0f} ms run"
 
 
 def test_bad_inputs_raise_bad_input_error(deit_path):

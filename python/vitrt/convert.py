@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""vitrt.convert(): vitrt-convert in-process (the converter's own command line and code, converter/convert_command.h).
+"""vitrt.convert(): vitrt-convert in-process (the converter's own command line and code,
+converter/convert_command.h).
 
     vitrt.convert("deit.pth", "deit.vitrt", labels="labels.txt")
     vitrt.convert("model.onnx", "model.vitrt")                   # ONNX, recognised by its content
@@ -35,7 +36,8 @@ def _flag_value(name: str, value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_flag_value(name, v) for v in value)
     if isinstance(value, bool) or not isinstance(value, (str, int, float, os.PathLike)):
-        raise InvalidArgumentError(f"vitrt.convert: {name}={value!r}: expected a str, number, path or a list of them")
+        raise InvalidArgumentError(
+            f"vitrt.convert: {name}={value!r}: expected a str, number, path or a list of them")
     return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
 
 

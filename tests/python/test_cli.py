@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Session.classify, vitrt.convert and `python3 -m vitrt`: the same results as the command-line tools (issue 29)."""
+"""Session.classify, vitrt.convert and `python3 -m vitrt`: the same results as the command-line tools
+(issue 29)."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -121,3 +123,20 @@ def test_python_m_vitrt_mirrors_the_cli(deit_path, tmp_path):
     r = python_m_vitrt("run", "-m", deit_path, "-i", str(tmp_path / "nothing.npy"), "-o", str(tmp_path / "o.npy"))
     assert r.returncode == 3 and "nothing.npy" in r.stderr
     assert python_m_vitrt("convert", "--emit", "x").returncode == 1
+
+
+def test_convert_onnx(tmp_path):
+    """An ONNX export (the onnx_cases fixture's 2-layer DeiT) through vitrt.convert: the same file as
+    vitrt-convert writes, and PyTorch's logits."""
+    fixtures = pathlib.Path(os.environ.get("VITRT_FIXTURE_DIR", BINARY_DIR / "fixtures"))
+    case = fixtures / "onnx_cases" / "deit_tiny_2layer"
+    if not (case / "opset17.onnx").exists():
+        pytest.skip(f"{case} not made (ctest fixture_onnx_cases)")
+    dst = tmp_path / "onnx.vitrt"
+    assert vitrt.convert(case / "opset17.onnx", dst).startswith(f"wrote {dst}")
+    subprocess.run([tool("vitrt-convert"), str(case / "opset17.onnx"), "-o", str(tmp_path / "cli.vitrt")],
+                   check=True, capture_output=True)
+    assert dst.read_bytes() == (tmp_path / "cli.vitrt").read_bytes()
+    x = np.load(case / "input.npy")
+    y = vitrt.Session(vitrt.Model(dst), threads=1).run(x)
+    assert np.allclose(y, np.load(case / "logits_f32.npy"), rtol=1e-4, atol=1e-4)

@@ -224,16 +224,26 @@ class NystromAttentionKernel final : public ref::RefKernel {
     float *ql = t + run.l.ql, *kl = t + run.l.kl, *klt = t + run.l.klt;
     const float* q = run.q + b * s.n * s.c + h * s.d;
     const float* k = run.k + b * s.n * s.c + h * s.d;
+    // Token rows in order, kLanes channels at a time (each channel's sum in token order, as one loop per
+    // channel would add them, but reading the rows contiguously).
+    constexpr int64_t kLanes = 64;
     for (int64_t p = 0; p < s.m; ++p) {
       const NystromSegment seg = nystrom_segment(s.n, s.m, p);
-      for (int64_t j = 0; j < s.d; ++j) {
-        double sq = 0, sk = 0;
+      for (int64_t j0 = 0; j0 < s.d; j0 += kLanes) {
+        const int64_t lanes = std::min(kLanes, s.d - j0);
+        double sq[kLanes] = {}, sk[kLanes] = {};
         for (int64_t i = seg.start; i < seg.start + seg.count; ++i) {
-          sq += q[i * s.c + j] * a_.q_scale;
-          sk += k[i * s.c + j] * a_.k_scale;
+          const float* qr = q + i * s.c + j0;
+          const float* kr = k + i * s.c + j0;
+          for (int64_t j = 0; j < lanes; ++j) {
+            sq[j] += qr[j] * a_.q_scale;
+            sk[j] += kr[j] * a_.k_scale;
+          }
         }
-        ql[p * s.d + j] = static_cast<float>(sq / static_cast<double>(seg.count));
-        kl[p * s.d + j] = static_cast<float>(sk / static_cast<double>(seg.count));
+        for (int64_t j = 0; j < lanes; ++j) {
+          ql[p * s.d + j0 + j] = static_cast<float>(sq[j] / static_cast<double>(seg.count));
+          kl[p * s.d + j0 + j] = static_cast<float>(sk[j] / static_cast<double>(seg.count));
+        }
       }
     }
     for (int64_t j = 0; j < s.d; ++j) {

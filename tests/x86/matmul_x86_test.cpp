@@ -3,8 +3,8 @@
 // MatMul on the x86 backend (backends/cpu/x86/matmul.cpp, the packed GEMM) against the reference kernel on
 // odd shapes: M, N, K of 1, 7, 33 and 197, batch axes broadcast on either side or both, batch dims of 1 on
 // either side, a constant a (Linformer's E · X[b]), a constant b (x·W, with and without batch axes), both at
-// run time; every ISA the machine has, 1, 2 and 3 threads (a product large enough that the kernel splits it),
-// and a smaller batch than planned. Outputs and
+// run time; every ISA the machine has, 1, 2 and 3 threads (with the kernel's minimum work per thread and with
+// a minimum of 1, so that every shape runs the split), and a smaller batch than planned. Outputs and
 // workspace are poisoned with NaN by the runner. The kernel sums each element over k in order with one FMA
 // a step, so it must equal that chain exactly (computed here with std::fma), and the reference (separate
 // multiply and add) within the rounding of K terms. (MatMul's operands have rank >= 2: 1-D operands are
@@ -107,21 +107,30 @@ void check_case(const Case& c, std::mt19937& rng) {
   auto reference = create_reference_backend();
   OpRunner ref;
   REQUIRE(ref.plan(*reference, OpType::kMatMul, NoAttrs{}, in, constant).ok());
-  for (X86Isa isa : isa_levels()) {
-    CAPTURE(static_cast<int>(isa));
-    auto backend = make_x86(isa);
-    REQUIRE(backend != nullptr);
-    for (int threads : {1, 2, 3}) {
-      CAPTURE(threads);
-      ThreadedOpRunner x86;
-      const Status st = x86.plan(*backend, OpType::kMatMul, NoAttrs{}, in, constant, threads);
-      REQUIRE_MESSAGE(st.ok(), st.message());
-      // A run-time b is packed into the workspace: the GEMM kernel, not the reference (which needs none).
-      if (!c.const_b) CHECK(x86.info().workspace_bytes > 0);
-      check_run(x86, ref, in);
-      if (c.shrink >= 0) check_run(x86, ref, in_small);
+  // The kernel's own minimum work per thread keeps these small products on one thread; a minimum of 1 makes
+  // 2 and 3 threads split them, so that the threaded paths (folded rows, broadcasts, constant operands, a
+  // smaller batch) are checked on every shape.
+  for (X86Isa isa : isa_levels())
+    for (int64_t min_macs : {int64_t{1}, X86Options{}.matmul_min_macs_per_thread}) {
+      CAPTURE(static_cast<int>(isa));
+      CAPTURE(min_macs);
+      X86Options o;
+      o.max_isa = isa;
+      o.read_env = false;
+      o.matmul_min_macs_per_thread = min_macs;
+      auto backend = create_x86_backend(o);
+      REQUIRE(backend != nullptr);
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        ThreadedOpRunner x86;
+        const Status st = x86.plan(*backend, OpType::kMatMul, NoAttrs{}, in, constant, threads);
+        REQUIRE_MESSAGE(st.ok(), st.message());
+        // A run-time b is packed into the workspace: the GEMM kernel, not the reference (which needs none).
+        if (!c.const_b) CHECK(x86.info().workspace_bytes > 0);
+        check_run(x86, ref, in);
+        if (c.shrink >= 0) check_run(x86, ref, in_small);
+      }
     }
-  }
 }
 
 }  // namespace

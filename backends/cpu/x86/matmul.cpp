@@ -26,16 +26,15 @@ namespace {
 
 // Only results far beyond the caches are stored non-temporally (their reader would miss anyway).
 constexpr int64_t kStreamBytes = int64_t{64} << 20;
-// Multiply-adds each thread must have before a product is split over the threads: about 40 us of GEMM on one
-// Zen 5 core. Below it, waking the other threads and the barrier cost about as much as they save, and on a
-// loaded machine a second thread that is not scheduled at once makes the product slower than one thread
-// (DeiT-Tiny's unfused attention products, 3 heads × 197 × 197 × 64 = 7.5M multiply-adds, ran 2× slower on
-// 2 threads than on 1).
-constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
+// Multiply-adds each thread must have before a product is split over the threads
+// (X86Options::matmul_min_macs_per_thread, default 4M): about 40 us of GEMM on one Zen 5 core. Below it,
+// waking the other threads and the barrier cost about as much as they save, and on a loaded machine a second
+// thread that is not scheduled at once makes the product slower than one thread (DeiT-Tiny's unfused
+// attention products, 3 heads × 197 × 197 × 64 = 7.5M multiply-adds, ran 2× slower on 2 threads than on 1).
 
 // The threads worth waking for `macs` multiply-adds: at most `threads`, at least 1.
-int threads_for(int threads, double macs) {
-  const double useful = macs / static_cast<double>(kMinMacsPerThread);
+int threads_for(int threads, double macs, int64_t min_macs_per_thread) {
+  const double useful = macs / static_cast<double>(std::max<int64_t>(1, min_macs_per_thread));
   return useful >= threads ? threads : std::max(1, static_cast<int>(useful));
 }
 
@@ -115,7 +114,8 @@ class MatMulKernel final : public ref::RefKernel {
     const int64_t rows = fold ? yb.numel() * m : m;
     const int nr = gemm_->nr, mr = gemm_->mr;
     const int threads = threads_for(run_threads(args, planned_threads_),
-                                    static_cast<double>(y.shape.numel()) * static_cast<double>(k));
+                                    static_cast<double>(y.shape.numel()) * static_cast<double>(k),
+                                    ctx_->options.matmul_min_macs_per_thread);
     const int64_t panels = gemm_panels(n, nr);
     const int64_t row_tiles = (rows + mr - 1) / mr;
     // Row chunks: for a constant b, like Linear, blocks of A that stay in L2 while every panel passes

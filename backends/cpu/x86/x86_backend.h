@@ -30,6 +30,9 @@ struct X86Options {
   int conv_mlp_rows = 0;    // VITRT_CONV_MLP_ROWS=N: ConvMlp band rows (at least 1); 0: from the widths
   int64_t newton_packed_min_m = 384;  // VITRT_X86_NEWTON_PACKED_MIN_M: landmarks from which Newton steps
                                       // run on the packed GEMM
+  // Multiply-adds each thread must have before MatMul splits a product over threads (matmul.cpp says why);
+  // tests lower it to 1 so that small odd shapes still run their multi-thread split.
+  int64_t matmul_min_macs_per_thread = int64_t{1} << 22;
   // What create_x86_backend and x86_effective_isa take from the environment (x86_options_from_env):
   bool read_env = true;         // the ISA caps VITRT_FORCE_REF and VITRT_MAX_ISA
   bool read_env_tuning = true;  // the tuning knobs above (a variable that is set overrides the field)

@@ -98,7 +98,10 @@ def main() -> int:
         c, p = statistics.median(cli), statistics.median(py)
         # Each round's two measurements are adjacent in time: their ratio cancels slow drifts in the load.
         paired = statistics.median(b / a for a, b in zip(cli, py))
+        # Load from other processes only adds time: the fastest round of each side is its least disturbed.
+        fastest = min(py) / min(cli)
         rows.append({"batch": batch, "cli_ms": c, "python_ms": p, "ratio": p / c, "paired_ratio": paired,
+                     "fastest_ratio": fastest,
                      "cli_rounds": cli, "python_rounds": py, "target": 1.03 if batch == 1 else 1.01})
     if a.json:
         print(json.dumps({"model": "deit_tiny", "threads": a.threads, "rounds": a.rounds, "repeat": a.repeat,
@@ -106,12 +109,13 @@ def main() -> int:
         return 0
     print(f"DeiT-Tiny, {a.threads} thread(s), backend {a.backend}: median of {a.rounds} interleaved rounds, each "
           f"the median of {a.repeat} runs after {a.warmup} warm-up")
-    print("| batch | vitrt bench ms | Session.run ms | Python / CLI | median of per-round ratios | target |")
-    print("|---|---|---|---|---|---|")
+    print("| batch | vitrt bench ms | Session.run ms | Python / CLI | median of per-round ratios | fastest / fastest "
+          "| target |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         verdict = "met" if r["ratio"] <= r["target"] else "missed"
         print(f"| {r['batch']} | {r['cli_ms']:.3f} | {r['python_ms']:.3f} | {r['ratio']:.3f} | "
-              f"{r['paired_ratio']:.3f} | <= {r['target']:.2f} ({verdict}) |")
+              f"{r['paired_ratio']:.3f} | {r['fastest_ratio']:.3f} | <= {r['target']:.2f} ({verdict}) |")
     for r in rows:
         print(f"batch {r['batch']} rounds (ms): CLI {[round(v, 2) for v in r['cli_rounds']]}, "
               f"Python {[round(v, 2) for v in r['python_rounds']]}")

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "capi_check.h"
 #include "vitrt.h"
@@ -345,6 +346,20 @@ static void test_image(const vitrt_model_t* model, const char* image, const char
                VITRT_ERR_INVALID_ARGUMENT, "small");
   EXPECT_ERROR(vitrt_image_preprocess_memory(model, NULL, 4, "x", b, n), VITRT_ERR_INVALID_ARGUMENT,
                "vitrt_image_preprocess_memory");
+  /* A buffer above the image file limit is refused as a file that large is: mapped, never touched (the
+     check comes before any read), so it costs no memory. */
+  vitrt_input_limits_t limits;
+  memset(&limits, 0, sizeof limits);
+  limits.struct_size = sizeof limits;
+  EXPECT(vitrt_get_input_limits(&limits) == VITRT_OK, "vitrt_get_input_limits");
+  const size_t huge = (size_t)limits.max_image_file_bytes + 1;
+  void* big = mmap(NULL, huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  EXPECT(big != MAP_FAILED, "mmap %zu bytes", huge);
+  if (big != MAP_FAILED) {
+    EXPECT_ERROR(vitrt_image_preprocess_memory(model, big, huge, "huge.png", b, n), VITRT_ERR_BAD_INPUT,
+                 "above the limit");
+    munmap(big, huge);
+  }
   free(a);
   free(b);
 }

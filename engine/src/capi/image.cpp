@@ -33,6 +33,11 @@ vitrt_status_t vitrt_image_preprocess_memory(const vitrt_model_t* model, const v
     return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_image_preprocess_memory: null argument");
   return guarded([&] {
     const std::string image = name ? name : "<memory>";
+    // The same limit as an image file (read_input_file applies it to vitrt_image_preprocess's path).
+    if (size > vitrt::kMaxImageFileBytes)
+      return fail(VITRT_ERR_BAD_INPUT,
+                  "image '" + image + "' is " + std::to_string(size) + " bytes, above the limit of " +
+                      std::to_string(vitrt::kMaxImageFileBytes >> 30) + " GiB for an image");
     const vitrt::Graph& g = model->model->graph;
     const vitrt::Shape& s = g.tensors[g.inputs[0]].shape;
     const size_t need = static_cast<size_t>(s[1] * s[2] * s[3]);

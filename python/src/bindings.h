@@ -34,7 +34,8 @@ struct ModelHandle {
 };
 using ModelPtr = std::shared_ptr<ModelHandle>;
 
-// A path argument: str or os.PathLike (os.fspath), as UTF-8.
+// A path argument: str (os.fsencode: surrogateescape), bytes or os.PathLike, as the bytes the OS sees;
+// anything else raises vitrt.InvalidArgumentError naming `what`.
 std::string path_argument(const py::object& path, const char* what);
 
 }  // namespace vitrt::python

@@ -9,13 +9,27 @@
 
 #include "bindings.h"
 #include "cli_main.h"
+#include "text.h"
 
 namespace vitrt::python {
 
 void bind_cli(py::module_& m) {
   m.def(
       "_cli_main",
-      [](const std::vector<std::string>& args) {
+      [](const py::sequence& argv_arg) {
+        // Each argument as the OS's bytes (a path listed by os.listdir may hold lone surrogates).
+        if (py::isinstance<py::str>(argv_arg) || py::isinstance<py::bytes>(argv_arg))
+          fail(VITRT_ERR_INVALID_ARGUMENT, "_cli_main: argv is a str, expected a list of arguments");
+        std::vector<std::string> args;
+        for (const py::handle& a : argv_arg) {
+          std::string bytes;
+          if (!fs_bytes(a, &bytes))
+            fail(VITRT_ERR_INVALID_ARGUMENT,
+                 "_cli_main: argv holds a " + type_name(a) + ", expected str or bytes");
+          args.push_back(bytes);
+        }
+        if (args.empty())
+          fail(VITRT_ERR_INVALID_ARGUMENT, "_cli_main: argv is empty, expected the program name first");
         std::vector<const char*> argv;
         for (const std::string& a : args) argv.push_back(a.c_str());
         argv.push_back(nullptr);

@@ -3,6 +3,7 @@
 // Library errors as Python exceptions: one class per vitrt_status_t, defined in python/vitrt/errors.py so
 // that they can be documented, pickled (the Dask workers send them back) and caught as their builtin bases.
 #include "bindings.h"
+#include "text.h"
 
 namespace vitrt::python {
 
@@ -13,7 +14,9 @@ void bind_errors(py::module_& m) {
     } catch (const vitrt::api::Error& e) {
       // vitrt.errors is imported by vitrt/__init__.py before this module, so this is a dictionary look-up.
       py::object cls = py::module_::import("vitrt.errors").attr("error_class")(static_cast<int>(e.status()));
-      PyErr_SetString(cls.ptr(), e.what());
+      // The message may quote a name from a hostile file that is not UTF-8: decoded with replacement, so
+      // the caller still gets this class rather than a UnicodeDecodeError.
+      PyErr_SetObject(cls.ptr(), text(e.what()).ptr());
     }
   });
   m.def(

@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "images.h"
+#include "text.h"
 
 namespace vitrt::python {
 namespace {
@@ -18,6 +19,13 @@ ModelPtr load(const py::object& path_arg) {
   return std::make_shared<ModelHandle>(ModelHandle{path, api::Model::load(path)});
 }
 
+// The labels as str (a label from a hostile file may not be UTF-8: decoded with replacement).
+py::list labels(const api::Model& m) {
+  py::list l;
+  for (const std::string& label : m.labels()) l.append(text(label));
+  return l;
+}
+
 // Everything `vitrt inspect` reports, as plain Python values.
 py::dict inspect(const ModelHandle& h) {
   const api::Model& m = h.model;
@@ -25,9 +33,9 @@ py::dict inspect(const ModelHandle& h) {
   const api::InputShape in = m.input_shape();
   const api::Preprocessing pre = m.preprocessing();
   py::dict metadata;
-  for (const auto& [key, value] : m.metadata_entries()) metadata[py::str(key)] = value;
+  for (const auto& [key, value] : m.metadata_entries()) metadata[text(key)] = text(value);
   py::dict op_counts;
-  for (const auto& [op, count] : m.op_counts()) op_counts[py::str(op)] = count;
+  for (const auto& [op, count] : m.op_counts()) op_counts[text(op)] = count;
   py::dict preprocessing;
   preprocessing["channels"] = pre.channels;
   preprocessing["resize_shorter"] = pre.resize_shorter;
@@ -36,16 +44,16 @@ py::dict inspect(const ModelHandle& h) {
   preprocessing["mean"] = pre.mean;
   preprocessing["std"] = pre.std;
   py::dict d;
-  d["path"] = h.path;
-  d["arch"] = info.arch;
-  d["producer"] = info.producer;
+  d["path"] = fs_text(h.path);
+  d["arch"] = text(info.arch);
+  d["producer"] = text(info.producer);
   d["format_version"] = info.format_version;
   d["input_shape"] = py::make_tuple(in.channels, in.height, in.width);
   d["input_dtype"] = info.input_dtype;
   d["input_dims"] = info.input_dims;  // -1: the batch
   d["output_dims"] = info.output_dims;
   d["num_classes"] = info.num_classes;
-  d["labels"] = m.labels();
+  d["labels"] = labels(m);
   d["preprocessing"] = preprocessing;
   d["metadata"] = metadata;
   d["num_ops"] = info.num_ops;
@@ -67,11 +75,12 @@ running its own Session.
     model.inspect()["arch"], model.input_shape, model.labels
 )doc")
       .def(py::init(&load), py::arg("path"),
-           "Loads and verifies a .vitrt file (vitrt.BadModelError, vitrt.FileError on failure).")
+           "Loads and verifies a .vitrt file: path is a str, bytes or os.PathLike (vitrt.BadModelError, "
+           "vitrt.FileError on failure).")
       .def_property_readonly(
-          "path", [](const ModelHandle& h) { return h.path; }, "The file the model was loaded from.")
+          "path", [](const ModelHandle& h) { return fs_text(h.path); }, "The file the model was loaded from.")
       .def_property_readonly(
-          "arch", [](const ModelHandle& h) { return h.model.arch(); }, "The architecture, e.g. 'deit'.")
+          "arch", [](const ModelHandle& h) { return text(h.model.arch()); }, "The architecture, e.g. 'deit'.")
       .def_property_readonly(
           "input_shape",
           [](const ModelHandle& h) {
@@ -82,7 +91,7 @@ running its own Session.
       .def_property_readonly(
           "num_classes", [](const ModelHandle& h) { return h.model.num_classes(); }, "Output classes.")
       .def_property_readonly(
-          "labels", [](const ModelHandle& h) { return h.model.labels(); },
+          "labels", [](const ModelHandle& h) { return labels(h.model); },
           "The class labels in class order (may be fewer than num_classes, or none).")
       .def(
           "preprocess",
@@ -104,8 +113,8 @@ running its own Session.
            "Everything `vitrt inspect` reports as a dict: arch, producer, format_version, input_shape, "
            "input/output dims, num_classes, labels, preprocessing, metadata, op counts, weights.")
       .def("__repr__", [](const ModelHandle& h) {
-        return "vitrt.Model('" + h.path + "', arch='" + h.model.arch() +
-               "', classes=" + std::to_string(h.model.num_classes()) + ")";
+        return py::str("vitrt.Model({!r}, arch={!r}, classes={})")
+            .format(fs_text(h.path), text(h.model.arch()), h.model.num_classes());
       });
 }
 

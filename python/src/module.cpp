@@ -2,17 +2,16 @@
 // Copyright the vitrt authors.
 // vitrt._vitrt: the extension module behind the `vitrt` package (python/vitrt/__init__.py re-exports it).
 #include "bindings.h"
+#include "text.h"
 
 namespace vitrt::python {
 
 std::string path_argument(const py::object& path, const char* what) {
-  py::object p = path;
-  if (!py::isinstance<py::str>(p) && py::hasattr(p, "__fspath__"))
-    p = py::module_::import("os").attr("fspath")(p);
-  if (!py::isinstance<py::str>(p))
-    fail(VITRT_ERR_INVALID_ARGUMENT, std::string(what) + ": expected a str or os.PathLike path, got " +
-                                         py::str(py::type::of(p).attr("__name__")).cast<std::string>());
-  return p.cast<std::string>();
+  std::string bytes;
+  if (!fs_bytes(path, &bytes))
+    fail(VITRT_ERR_INVALID_ARGUMENT,
+         std::string(what) + ": expected a str, bytes or os.PathLike path, got " + type_name(path));
+  return bytes;
 }
 
 }  // namespace vitrt::python

@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "images.h"
+#include "text.h"
 #include "top_k.h"
 
 namespace vitrt::python {
@@ -52,6 +53,7 @@ class Session {
   Session(ModelPtr model, const std::string& backend, int threads, const std::string& precision,
           int max_batch)
       : model_(std::move(model)) {
+    if (!model_) fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt.Session: model is None, expected a vitrt.Model");
     if (threads < 0)
       fail(VITRT_ERR_INVALID_ARGUMENT,
            "vitrt.Session: threads must be >= 0 (0: every core), got " + std::to_string(threads));
@@ -60,7 +62,8 @@ class Session {
            "vitrt.Session: max_batch must be >= 1, got " + std::to_string(max_batch));
     options_.backend = api::backend_from_name(backend);
     options_.precision = api::precision_from_name(precision);
-    options_.num_threads = threads == 0 ? available_cores() : threads;
+    threads_ = threads == 0 ? available_cores() : threads;
+    options_.num_threads = threads_;
     options_.max_batch = 1;  // planned at batch 1 now (checks the options), re-planned for larger batches
     max_batch_ = max_batch;
     shape_ = model_->model.input_shape();
@@ -137,7 +140,8 @@ class Session {
       for (const py::handle& image : py::iter(images)) sources.push_back(image_source(image, sources.size()));
     }
     const int32_t classes = model_->model.num_classes();
-    const std::vector<std::string> labels = model_->model.labels();
+    std::vector<py::str> labels;
+    for (const std::string& l : model_->model.labels()) labels.push_back(text(l));
     const size_t per_in = shape_.elements();
     const size_t chunk = std::min<size_t>(std::max<size_t>(sources.size(), 1), max_batch_);
     std::vector<float> input(chunk * per_in), logits(chunk * static_cast<size_t>(classes));
@@ -166,12 +170,13 @@ class Session {
     py::list rows;
     for (size_t i = 0; i < sources.size(); ++i) {
       py::dict row;
-      row["image"] = sources[i].name;
+      // A path as os.fsdecode gives it (the str the caller passed), so rows match their keys.
+      row["image"] = sources[i].in_memory ? text(sources[i].name) : fs_text(sources[i].name);
       py::list index, label, probability, logit;
       for (const vitrt::cli::ClassScore& c : tops[i]) {
         index.append(c.index);
         label.append(c.index < static_cast<int>(labels.size()) ? labels[c.index]
-                                                               : "class_" + std::to_string(c.index));
+                                                               : text("class_" + std::to_string(c.index)));
         probability.append(c.probability);
         logit.append(c.logit);
       }
@@ -179,7 +184,7 @@ class Session {
       row["labels"] = label;
       row["probabilities"] = probability;
       row["logits"] = logit;
-      row["error"] = failures[i].empty() ? py::object(py::none()) : py::object(py::str(failures[i]));
+      row["error"] = failures[i].empty() ? py::object(py::none()) : py::object(text(failures[i]));
       rows.append(row);
     }
     return rows;
@@ -200,7 +205,8 @@ class Session {
     if (!session_) fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt.Session: the session is closed");
     return session_->plan();
   }
-  int32_t threads() const { return options_.num_threads; }
+  // threads_, not options_.num_threads: plan() assigns options_ under the mutex while another thread may ask.
+  int32_t threads() const { return threads_; }
   int32_t max_batch() const { return max_batch_; }
   const ModelPtr& model() const { return model_; }
 
@@ -230,6 +236,7 @@ class Session {
 
   ModelPtr model_;
   api::SessionOptions options_;
+  int32_t threads_ = 1;  // set once by the constructor
   int32_t max_batch_ = 1;
   api::InputShape shape_;
   std::vector<int64_t> output_dims_;
@@ -251,9 +258,16 @@ and larger inputs run in chunks of max_batch.
 A session runs one call at a time (concurrent calls from several threads wait for each other); for parallel
 runs give each thread its own Session of a shared Model. close() (or a `with` block) frees its memory.
 )doc")
-      .def(py::init<ModelPtr, const std::string&, int, const std::string&, int>(), py::arg("model"),
-           py::arg("backend") = "auto", py::arg("threads") = 0, py::arg("precision") = "fp32",
-           py::arg("max_batch") = 64)
+      .def(py::init([](const py::object& model, const std::string& backend, int threads,
+                       const std::string& precision, int max_batch) {
+             // Taken as an object: pybind11 would turn None into an empty ModelPtr, or raise a TypeError.
+             if (!py::isinstance<ModelHandle>(model))
+               fail(VITRT_ERR_INVALID_ARGUMENT,
+                    "vitrt.Session: model must be a vitrt.Model, got " + type_name(model));
+             return std::make_unique<Session>(model.cast<ModelPtr>(), backend, threads, precision, max_batch);
+           }),
+           py::arg("model"), py::arg("backend") = "auto", py::arg("threads") = 0,
+           py::arg("precision") = "fp32", py::arg("max_batch") = 64)
       .def("run", &Session::run, py::arg("x"), R"doc(
 Logits for a preprocessed float32 NCHW batch: x of shape [N, C, H, W] (N >= 1, C-contiguous, finite; not
 copied) -> a new float32 array [N, classes]. The GIL is released while it runs.

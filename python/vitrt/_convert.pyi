@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Type stubs of vitrt._convert (python/convert/convert_module.cpp): vitrt-convert in-process."""
-from typing import Sequence, Tuple
+import os
+from typing import Sequence, Tuple, Union
 
-def convert_command(argv: Sequence[str]) -> Tuple[int, str, str]: ...
+def convert_command(argv: Sequence[Union[str, bytes, os.PathLike]]) -> Tuple[int, str, str]: ...

@@ -9,8 +9,8 @@ import numpy.typing as npt
 __version__: str
 format_version: int
 
-PathLike = Union[str, os.PathLike]
-ImageArg = Union[PathLike, bytes, bytearray]
+PathLike = Union[str, bytes, os.PathLike]  # a str as os.fsencode encodes it (surrogateescape)
+ImageArg = Union[str, os.PathLike, bytes, bytearray]  # bytes: the encoded image, not a path
 
 class Model:
     """A .vitrt model file, memory-mapped and verified; immutable and shareable between threads."""
@@ -54,4 +54,4 @@ class Session:
     def __exit__(self, *args: object) -> None: ...
 
 def exit_code(status: int) -> int: ...
-def _cli_main(argv: Sequence[str]) -> int: ...
+def _cli_main(argv: Sequence[Union[str, bytes]]) -> int: ...

@@ -32,7 +32,7 @@ OPTIONS = {
 _ERRORS = {1: InvalidArgumentError, 2: BadModelError, 3: BadInputError}
 
 
-def _flag_value(name: str, value: Any) -> str:
+def _flag_value(name: str, value: Any) -> Union[str, bytes]:
     if isinstance(value, (list, tuple)):
         return ",".join(_flag_value(name, v) for v in value)
     if isinstance(value, bool) or not isinstance(value, (str, int, float, os.PathLike)):
@@ -41,7 +41,10 @@ def _flag_value(name: str, value: Any) -> str:
     return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
 
 
-def command_line(src: Union[str, os.PathLike], dst: Union[str, os.PathLike], **options: Any) -> Sequence[str]:
+Path = Union[str, bytes, os.PathLike]  # a str is encoded as os.fsencode does (surrogateescape)
+
+
+def command_line(src: Path, dst: Path, **options: Any) -> Sequence[Union[str, bytes]]:
     """The vitrt-convert arguments (without the program name) that convert(src, dst, **options) runs."""
     args = [os.fspath(src), "-o", os.fspath(dst)]
     for name, value in options.items():
@@ -57,14 +60,16 @@ def command_line(src: Union[str, os.PathLike], dst: Union[str, os.PathLike], **o
     return args
 
 
-def convert(src: Union[str, os.PathLike], dst: Union[str, os.PathLike], **options: Any) -> str:
+def convert(src: Path, dst: Path, **options: Any) -> str:
     """Converts a PyTorch checkpoint (.pth zip, .safetensors) or an ONNX model into a .vitrt model file.
 
     The keywords are vitrt-convert's flags (arch, labels, image_size, emit, attn, heads, resize, crop, interp,
     mean, std; lists for the comma-separated ones; verify=False skips the verification). Returns what
     vitrt-convert prints on success ("wrote DST: ARCH, N ops, M MB of weights"). A failure raises the class of
     its exit code (InvalidArgumentError for a bad option, BadModelError for a bad checkpoint, BadInputError for a
-    bad labels file, ExecutionError otherwise) with the converter's message.
+    bad labels file, ExecutionError otherwise) with the converter's message. Paths may be str (a name os.listdir
+    gives with undecodable bytes works), bytes or os.PathLike; bytes in the converter's output that are not UTF-8
+    (a checkpoint key, a file name) come back as U+FFFD.
     """
     from . import _convert  # the converter and its engine copy load on first use
 

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """vitrt.Model / vitrt.Session: the same logits as the CLI, thread safety, errors, no leaks (issue 29)."""
+import os
+import shutil
 import subprocess
 import threading
 import time
@@ -8,7 +10,7 @@ import numpy as np
 import pytest
 
 import vitrt
-from conftest import SHIPPED_MODELS, tool
+from conftest import SHIPPED_MODELS, SOURCE_DIR, tool
 
 
 def random_batch(model: vitrt.Model, n: int, seed: int = 0) -> np.ndarray:
@@ -166,7 +168,7 @@ def test_bad_files_and_options(deit_path, tmp_path):
     corrupt.write_bytes(bytes(range(256)) * 64)
     with pytest.raises(vitrt.BadModelError, match="corrupt.vitrt"):
         vitrt.Model(corrupt)
-    with pytest.raises(vitrt.InvalidArgumentError, match="expected a str or os.PathLike"):
+    with pytest.raises(vitrt.InvalidArgumentError, match="expected a str, bytes or os.PathLike"):
         vitrt.Model(42)
     model = vitrt.Model(deit_path)
     with pytest.raises(vitrt.InvalidArgumentError, match="gpu"):
@@ -179,10 +181,63 @@ def test_bad_files_and_options(deit_path, tmp_path):
         vitrt.Session(model, max_batch=0)
 
 
+def test_model_argument_must_be_a_model(deit_path):
+    # Session(None) dereferenced an empty model pointer (a segfault) before the binding refused it.
+    with pytest.raises(vitrt.InvalidArgumentError, match="model must be a vitrt.Model, got NoneType"):
+        vitrt.Session(None)
+    with pytest.raises(vitrt.InvalidArgumentError, match="model must be a vitrt.Model, got str"):
+        vitrt.Session(deit_path)
+
+
+def test_empty_argv_is_refused():
+    # An empty argv made CLI11 read argv[0] (a segfault in the converter, a logic_error in the CLI).
+    from vitrt import _convert, _vitrt
+
+    with pytest.raises(vitrt.InvalidArgumentError, match="argv is empty, expected the program name"):
+        _convert.convert_command([])
+    with pytest.raises(vitrt.InvalidArgumentError, match="argv is empty, expected the program name"):
+        _vitrt._cli_main([])
+    with pytest.raises(vitrt.InvalidArgumentError, match="argv holds a int"):
+        _convert.convert_command(["vitrt-convert", 3])
+
+
+def test_non_utf8_names_labels_and_paths(tmp_path):
+    """Bytes that are not UTF-8 in labels, messages, converter logs and file names (issue 29 review)."""
+    labels = tmp_path / "labels.txt"
+    labels.write_bytes(b"caf\xe9\n" + b"".join(b"c%d\n" % i for i in range(1, 10)))
+    # The destination's name is not UTF-8: the converter's "wrote <dst>" log quotes it.
+    dst = tmp_path / os.fsdecode(b"caf\xe9.vitrt")
+    out = vitrt.convert(SOURCE_DIR / "models" / "fashion_deit" / "fashion_deit.pth", dst, labels=labels)
+    assert out.startswith("wrote ") and "\ufffd" in out
+    model = vitrt.Model(dst)  # a str with a lone surrogate, as os.listdir lists it
+    assert model.path == str(dst)
+    assert vitrt.Model(os.fsencode(dst)).path == str(dst)  # bytes
+    assert model.labels[0] == "caf\ufffd" and model.inspect()["labels"][0] == "caf\ufffd"
+    assert model.inspect()["path"] == str(dst) and "caf" in repr(model)
+    # A library message quoting such a name is still the right class, not a UnicodeDecodeError.
+    with pytest.raises(vitrt.FileError, match="cannot open '.*caf\ufffd.missing'"):
+        vitrt.Model(b"/nonexistent/caf\xe9.missing")
+    image = tmp_path / os.fsdecode(b"caf\xe9.png")
+    shutil.copy(SOURCE_DIR / "samples" / "fashion" / "000_ankle_boot.png", image)
+    listed = [str(tmp_path / n) for n in os.listdir(tmp_path) if n.endswith(".png")]
+    assert listed == [str(image)]
+    session = vitrt.Session(model, threads=1)
+    rows = session.classify(listed, top_k=10)
+    assert rows[0]["image"] == listed[0] and rows[0]["error"] is None
+    assert "caf\ufffd" in rows[0]["labels"]
+    assert model.preprocess(listed[0]).shape == model.input_shape
+    missing = session.classify([str(tmp_path / os.fsdecode(b"gone\xe9.png"))], errors="report")[0]
+    assert "gone\ufffd.png" in missing["error"] and missing["image"].endswith("gone\udce9.png")
+    with pytest.raises(vitrt.FileError, match="gone\ufffd.png"):
+        session.classify(str(tmp_path / os.fsdecode(b"gone\xe9.png")))
+
+
 def test_options_reported(deit_path):
     model = vitrt.Model(deit_path)
     session = vitrt.Session(model, backend="ref", threads=2)
     assert session.backend == "ref" and session.threads == 2 and session.precision == "fp32"
+    session.run(random_batch(model, 5))  # re-planned for batch 5: the threads stay as constructed
+    assert session.threads == 2
     assert session.model.path == deit_path
     assert vitrt.Session(model).threads >= 1  # threads=0: every core this process may use
 

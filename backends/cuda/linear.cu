@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-#include "backends/cuda/linear.cuh"
-
 #include "backends/cuda/activation.cuh"
 #include "backends/cuda/host_plan.h"
+#include "backends/cuda/linear.cuh"
 
 namespace vitrt {
 namespace cuda {
@@ -11,7 +10,8 @@ namespace {
 
 // y[r, j] = act(y[r, j] + bias[j]) over rows x n elements; bias may be null.
 template <Activation A>
-__global__ void bias_act_kernel(float* __restrict__ y, const float* __restrict__ bias, int64_t total, int64_t n) {
+__global__ void bias_act_kernel(float* __restrict__ y, const float* __restrict__ bias, int64_t total,
+                                int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float v = y[i];
@@ -42,8 +42,8 @@ class LinearKernel final : public CudaKernel {
     } else {
       const float one = 1.0f, zero = 0.0f;
       VITRT_CUBLAS_CHECK(cublasSgemm(ctx_->cublas(), g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                     g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &one, w.f32(), g.lda,
-                                     x.f32(), g.ldb, &zero, y, g.ldc),
+                                     g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &one, w.f32(),
+                                     g.lda, x.f32(), g.ldb, &zero, y, g.ldc),
                          label_);
     }
     if (!bias && act_ == Activation::kNone) return Status::Ok();
@@ -63,6 +63,9 @@ class LinearKernel final : public CudaKernel {
       case Activation::kGeluTanh:
         bias_act_kernel<Activation::kGeluTanh><<<blocks, threads, 0, stream()>>>(y, bias, total, n);
         break;
+      case Activation::kSilu:
+      case Activation::kHardSwish:  // cuda_supports_node declines them
+        return fail("no SiLU or HardSwish epilogue on CUDA");
     }
     return check_launch("bias/activation epilogue");
   }
@@ -77,7 +80,8 @@ Status create_linear(const std::shared_ptr<CudaContext>& ctx, const KernelPlan& 
                      std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const LinearAttrs& a = std::get<LinearAttrs>(plan.node->attrs);  // checked by cuda_supports_node
   const Shape& ws = plan.src_shapes[1];
-  if (plan.num_src < 2 || ws.rank != 2) return bad_model("Linear '" + plan.node->name + "': weight must be [N,K]");
+  if (plan.num_src < 2 || ws.rank != 2)
+    return bad_model("Linear '" + plan.node->name + "': weight must be [N,K]");
   GemmArgs g;
   const int64_t k = ws[1];
   VITRT_RETURN_IF_ERROR(linear_gemm_args(k > 0 ? plan.src_shapes[0].numel() / k : 0, ws[0], k, &g));

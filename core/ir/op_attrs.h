@@ -10,9 +10,20 @@
 namespace vitrt {
 
 // An activation applied to an op's result (an epilogue). Values match `Activation` in the schema.
-enum class Activation : int8_t { kNone = 0, kRelu = 1, kGeluErf = 2, kGeluTanh = 3 };
+// kSilu and kHardSwish are the Unary kinds of the same names (Conv2d epilogues: EfficientNet, MobileNetV3).
+enum class Activation : int8_t {
+  kNone = 0,
+  kRelu = 1,
+  kGeluErf = 2,
+  kGeluTanh = 3,
+  kSilu = 4,
+  kHardSwish = 5
+};
 
-struct Conv2dAttrs {  // src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [Cout]? -> [B,Cout,Ho,Wo]
+// src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [Cout]?, residual [B,Cout,Ho,Wo]? -> [B,Cout,Ho,Wo]
+// = act(conv(src) + bias + residual): unlike Linear's, the residual is added before the activation (ResNet's
+// Add -> ReLU). The residual input is set by the planner's fuse_epilogue pass, never by the converter.
+struct Conv2dAttrs {
   int32_t stride_h = 1, stride_w = 1;
   int32_t pad_h = 0, pad_w = 0;  // symmetric zero padding
   int32_t dilation_h = 1, dilation_w = 1;

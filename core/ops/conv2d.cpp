@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Conv2d: src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [Cout] (optional) -> [B,Cout,Ho,Wo]; with
-// channels_last src [B,H,W,Cin] -> [B,Ho,Wo,Cout].
+// Conv2d: src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [Cout] (optional), residual (optional, the
+// output's shape; added before the activation) -> [B,Cout,Ho,Wo]; with channels_last src [B,H,W,Cin] ->
+// [B,Ho,Wo,Cout].
 #include "common/checked_math.h"
 #include "ops/op_registry.h"
 
@@ -45,6 +46,9 @@ Status infer_conv2d(const Node& node, const Shape* const* src, int num_src, Shap
                      std::to_string(a.pad_w) + ", dilation " + std::to_string(a.dilation_h) + "x" +
                      std::to_string(a.dilation_w) + ") does not fit input " + x.str());
   dst[0] = a.channels_last ? Shape{x[0], ho, wo, w[0]} : Shape{x[0], w[0], ho, wo};
+  if (num_src > 3 && src[3] && *src[3] != dst[0])
+    return bad_model("Conv2d: residual must have the output's shape " + dst[0].str() + ", got " +
+                     src[3]->str());
   return Status::Ok();
 }
 

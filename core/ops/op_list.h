@@ -21,7 +21,7 @@
 // The IR enum is not the file format's: reordering is allowed (formats/op_codes.cpp maps each serialised op
 // to its fixed on-disk code), but new ops go at the end to keep diffs small.
 #define VITRT_OP_LIST(X)                                                                                   \
-  X(Conv2d, Conv2dAttrs, infer_conv2d, 2, 3, 1, 1, 1, kSerialised)                                         \
+  X(Conv2d, Conv2dAttrs, infer_conv2d, 2, 4, 1, 1, 1, kSerialised)                                         \
   X(BatchNorm2d, BatchNorm2dAttrs, infer_batch_norm2d, 5, 5, 1, 1, 1, kSerialised)                         \
   X(Linear, LinearAttrs, infer_linear, 2, 4, 1, 1, 1, kSerialised)                                         \
   X(LayerNorm, LayerNormAttrs, infer_layer_norm, 1, 3, 1, 1, 1, kSerialised)                               \

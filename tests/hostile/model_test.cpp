@@ -162,6 +162,38 @@ TEST_CASE("hostile model: Conv2d padding that would hold more than the limit is 
   expect_refused(bytes_of(g), "Conv2d");
 }
 
+TEST_CASE("hostile model: a Conv2d activation past HARD_SWISH (5) is refused; SILU and HARD_SWISH load") {
+  auto conv_graph = [](Activation act) {
+    return image_graph(
+        [act](Graph& gr, int32_t x) {
+          const int32_t c = gr.add_activation("conv", Shape());
+          Conv2dAttrs a;
+          a.activation = act;
+          gr.add_node(OpType::kConv2d, a,
+                      {x, gr.add_constant("c.w", Shape{2, 3, 4, 4}, test::pseudo_random(96, 1)), kAbsent},
+                      {c}, "conv");
+          return c;
+        },
+        2 * 5 * 5);
+  };
+  for (Activation act : {Activation::kSilu, Activation::kHardSwish}) {
+    std::shared_ptr<const Model> m;
+    Status st = load_bytes(bytes_of(conv_graph(act)), &m);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(std::get<Conv2dAttrs>(m->graph.nodes[0].attrs).activation == act);
+  }
+  for (int bad : {6, 127, -1}) {
+    const std::vector<uint8_t> b = edited(bytes_of(conv_graph(Activation::kHardSwish)), [&](fb::Model* mm) {
+      auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
+      REQUIRE(op->options_type() == fb::OpOptions::Conv2dOptions);
+      REQUIRE(static_cast<fb::Conv2dOptions*>(op->mutable_options())
+                  ->mutate_activation(static_cast<fb::Activation>(bad)));
+    });
+    expect_refused(b, "'conv'");
+    expect_refused(b, "invalid value of option 'activation'");
+  }
+}
+
 TEST_CASE("hostile model: Pool2d windows, strides and pads near INT32_MAX give the true output size") {
   // An 8x8 image, window = stride = 2^31-1, every pad 2^31-2 (one less than the window, the largest allowed):
   // rows [-(2^31-2), 0] and [1, 2^31-1] make a 2x2 output whose cells are the max of {0} x {0}, {0} x [1,8),

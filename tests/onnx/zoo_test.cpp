@@ -66,12 +66,13 @@ int count(const std::map<std::string, int>& ops, const std::string& op) {
 
 // The planned graph in a line: the fused ops and epilogues, then every op type with its count.
 std::string fusions(const Session& s) {
-  int conv_act = 0, conv_nhwc = 0, linear_act = 0, linear_res = 0;
+  int conv_act = 0, conv_nhwc = 0, conv_res = 0, linear_act = 0, linear_res = 0;
   for (const Node& n : s.graph().nodes) {
     if (n.type == OpType::kConv2d) {
       const auto& a = std::get<Conv2dAttrs>(n.attrs);
       conv_act += a.activation != Activation::kNone;
       conv_nhwc += a.channels_last;
+      conv_res += n.inputs.size() > 3 && n.inputs[3] != kAbsent;
     } else if (n.type == OpType::kLinear) {
       linear_act += std::get<LinearAttrs>(n.attrs).activation != Activation::kNone;
       linear_res += n.inputs.size() > 3 && n.inputs[3] != kAbsent;
@@ -83,6 +84,7 @@ std::string fusions(const Session& s) {
     if (count(ops, op)) o << op << " " << count(ops, op) << ", ";
   if (conv_act) o << "Conv+act " << conv_act << ", ";
   if (conv_nhwc) o << "Conv NHWC " << conv_nhwc << ", ";
+  if (conv_res) o << "Conv+residual " << conv_res << ", ";
   if (linear_act) o << "Linear+act " << linear_act << ", ";
   if (linear_res) o << "Linear+residual " << linear_res << ", ";
   o << "[" << test::ops_str(ops) << "]";

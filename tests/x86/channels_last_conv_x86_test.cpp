@@ -20,7 +20,7 @@ TEST_CASE("cpu channels-last Conv2d (gathered patches + packed GEMM) matches the
   int n_cases = 0;
   auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw, int s,
                    int p, int d) {
-    const Activation act = kActivations[n_cases % 4];
+    const Activation act = kActivations[n_cases % kNumActivations];
     check_case(conv_case(rng, b, cin, h, w, cout, kh, kw, s, p, d, 1, act, n_cases % 3 != 2, true));
     ++n_cases;
   };
@@ -55,7 +55,7 @@ TEST_CASE("cpu channels-last depthwise Conv2d (register strips) matches the refe
   std::mt19937 rng(8086);
   int n_cases = 0;
   auto check = [&](int64_t b, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int s, int p, int d) {
-    const Activation act = kActivations[n_cases % 4];
+    const Activation act = kActivations[n_cases % kNumActivations];
     check_case(
         conv_case(rng, b, c, h, w, c, kh, kw, s, p, d, static_cast<int>(c), act, n_cases % 3 != 2, true));
     ++n_cases;

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,8 +25,10 @@ inline HostTensor absolute(const HostTensor& t) {
   return r;
 }
 
-inline constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluErf,
-                                              Activation::kGeluTanh};
+inline constexpr Activation kActivations[] = {Activation::kNone,    Activation::kRelu,
+                                              Activation::kGeluErf, Activation::kGeluTanh,
+                                              Activation::kSilu,    Activation::kHardSwish};
+inline constexpr int kNumActivations = static_cast<int>(std::size(kActivations));
 
 inline const char* act_name(Activation a) {
   switch (a) {
@@ -35,8 +38,12 @@ inline const char* act_name(Activation a) {
       return "relu";
     case Activation::kGeluErf:
       return "gelu_erf";
-    default:
+    case Activation::kGeluTanh:
       return "gelu_tanh";
+    case Activation::kSilu:
+      return "silu";
+    default:
+      return "hard_swish";
   }
 }
 
@@ -68,8 +75,8 @@ inline HostTensor run_on(Backend& backend, const GemmCase& c, const OpAttrs& att
 }
 
 // The reference's result and, per element, a rounding bound: 1e-5 × (Σ|x·w| + |b| + |residual|), which the
-// reference computes from the absolute values of the same inputs with no activation (GELU and ReLU are
-// 1.13-Lipschitz at most, so the bound holds through them).
+// reference computes from the absolute values of the same inputs with no activation (GELU, ReLU and SiLU
+// are 1.13-Lipschitz at most, HardSwish 1.5: the bound, far above float rounding, holds through them).
 inline void check_case(const GemmCase& c) {
   auto ref = create_reference_backend();
   const auto in = pointers(c.inputs);

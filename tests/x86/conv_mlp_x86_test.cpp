@@ -24,9 +24,9 @@ GemmCase conv_mlp_case(std::mt19937& rng, const MlpShape& s, int variant) {
   a.width = static_cast<int32_t>(s.w);
   a.pad_h = static_cast<int32_t>(s.pad_h);
   a.pad_w = static_cast<int32_t>(s.pad_w);
-  a.fc1_activation = kActivations[variant % 4];
-  a.dw_activation = kActivations[(variant + 2) % 4];
-  a.fc2_activation = kActivations[(variant / 4 + 3) % 4];
+  a.fc1_activation = kActivations[variant % kNumActivations];
+  a.dw_activation = kActivations[(variant + 2) % kNumActivations];
+  a.fc2_activation = kActivations[(variant / 4 + 3) % kNumActivations];
   const bool bias1 = variant % 3 != 1, bias_dw = variant % 5 != 2, bias2 = variant % 2 == 0,
              residual = variant % 7 != 3;
   c.name = "conv_mlp b" + std::to_string(s.b) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) + "x" +

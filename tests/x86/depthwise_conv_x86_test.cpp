@@ -38,7 +38,7 @@ TEST_CASE("cpu depthwise Conv2d (NCHW, register-blocked planes) matches the refe
   std::mt19937 rng(2802);
   int n_cases = 0;
   auto check = [&](const DwShape& s) {
-    check_case(dw_case(rng, s, kActivations[n_cases % 4], n_cases % 3 != 2));
+    check_case(dw_case(rng, s, kActivations[n_cases % kNumActivations], n_cases % 3 != 2));
     ++n_cases;
   };
   // Scaled-down model layers: MobileNetV3 / EfficientNet 3×3 and 5×5 at strides 1 and 2, ConvNeXt 7×7 p3.

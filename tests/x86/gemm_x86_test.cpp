@@ -59,7 +59,7 @@ TEST_CASE("cpu Linear (packed GEMM) matches the reference on random odd shapes, 
                          {1, 1, 1, 1},       {9, 1, 17, 1000},   {1, 130, 64, 480}, {2, 64, 7, 49},
                          {1, 224, 96, 47},   {1, 113, 400, 80}};
   for (const Fixed& f : fixed) {
-    const Activation act = kActivations[n_cases % 4];
+    const Activation act = kActivations[n_cases % kNumActivations];
     check_case(linear_case(rng, f.items, f.tokens, f.k, f.n, act, n_cases % 3 != 0, n_cases % 5 == 0));
     ++n_cases;
   }
@@ -71,7 +71,7 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
   int n_cases = 0;
   auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw, int s,
                    int p, int d, int g) {
-    const Activation act = kActivations[n_cases % 4];
+    const Activation act = kActivations[n_cases % kNumActivations];
     check_case(conv_case(rng, b, cin, h, w, cout, kh, kw, s, p, d, g, act, n_cases % 3 != 2));
     ++n_cases;
   };
@@ -108,6 +108,35 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
           1);
   }
   MESSAGE("checked ", n_cases, " Conv2d cases");
+}
+
+// fuse_epilogue's Conv2d residual: act(conv + bias + r), r of the output's shape. Maps whose pixels do not
+// fill whole panels over several images (7², 14², odd sizes) put panels across two images, whose C block gets
+// the residual and activation while it is copied out; the others get them in registers.
+TEST_CASE("cpu Conv2d with a residual input (added before the activation) matches the reference") {
+  std::mt19937 rng(79);
+  int n_cases = 0;
+  auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t k, int s, int p,
+                   bool bias, bool constant_weight) {
+    const Activation act = kActivations[(n_cases + 1) % kNumActivations];
+    GemmCase c = conv_case(rng, b, cin, h, w, cout, k, k, s, p, 1, 1, act, bias);
+    const int64_t ho = (h + 2 * p - k) / s + 1, wo = (w + 2 * p - k) / s + 1;
+    if (!bias) c.inputs.push_back(HostTensor{});
+    c.inputs.push_back(random_tensor(Shape{b, cout, ho, wo}, rng, 2.0f));
+    c.constant = {false, constant_weight, true, false};
+    c.name += " residual" + std::string(constant_weight ? "" : " (run-time weight)");
+    check_case(c);
+    ++n_cases;
+  };
+  check(8, 24, 7, 7, 40, 1, 1, 0, true, true);    // ResNet's last stage, scaled: panels across images
+  check(3, 16, 14, 14, 33, 3, 1, 1, true, true);  // 196 pixels: across images too
+  check(2, 8, 9, 11, 70, 1, 1, 0, false, true);
+  check(1, 12, 56, 56, 24, 1, 1, 0, true, true);  // whole panels, a masked last one
+  check(4, 20, 13, 9, 17, 3, 2, 1, true, true);
+  check(2, 7, 5, 5, 9, 1, 1, 0, true, false);
+  check(5, 30, 7, 7, 64, 1, 1, 0, false, false);
+  for (int act = 0; act < kNumActivations; ++act) check(3, 9, 6, 7, 11, 1, 1, 0, true, true);
+  MESSAGE("checked ", n_cases, " Conv2d residual cases");
 }
 
 TEST_CASE("cpu Conv2d with a weight computed at run time (not packed at plan time) matches the reference") {

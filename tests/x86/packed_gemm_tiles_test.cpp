@@ -11,10 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/ref/unary_functions.h"
 #include "backends/cpu/x86/aligned_buffer.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_backend.h"
@@ -44,6 +47,10 @@ double act_ref(GemmAct act, double x) {
       return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case GemmAct::kGeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case GemmAct::kSilu:
+      return x / (1 + std::exp(-x));
+    case GemmAct::kHardSwish:
+      return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
     default:
       return x;
   }
@@ -54,7 +61,7 @@ struct Sizes {
 };
 
 void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_cols, bool bias_rows,
-                bool residual, bool a_packed, std::mt19937& rng) {
+                bool residual, bool residual_before_act, bool a_packed, std::mt19937& rng) {
   CAPTURE(g.name);
   CAPTURE(a_packed);
   CAPTURE(s.m);
@@ -64,6 +71,7 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   CAPTURE(bias_cols);
   CAPTURE(bias_rows);
   CAPTURE(residual);
+  CAPTURE(residual_before_act);
   std::normal_distribution<float> d(0.f, 1.f);
   std::vector<float> a(s.m * s.k), w(s.n * s.k), bc(s.n), br(s.m), r(s.m * s.n);
   for (float& v : a) v = d(rng);
@@ -108,6 +116,7 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
       if (residual) {
         gp.residual = r.data() + r0 * s.n + p * g.nr;
         gp.ldr = s.n;
+        gp.residual_before_act = residual_before_act;
       }
       g.panel(gp);
     }
@@ -124,7 +133,9 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
         acc += static_cast<double>(a[i * s.k + kk]) * w[j * s.k + kk];
         mag += std::fabs(static_cast<double>(a[i * s.k + kk]) * w[j * s.k + kk]);
       }
-      const double want = act_ref(act, acc) + (residual ? r[i * s.n + j] : 0.0);
+      const double res = residual ? r[i * s.n + j] : 0.0;
+      const double want = residual_before_act ? act_ref(act, acc + res) : act_ref(act, acc) + res;
+      mag += std::fabs(res);
       // float32 accumulation error grows with k and the sum of magnitudes; the GELU adds a few ulps.
       const double tol = 4e-7 * std::sqrt(static_cast<double>(s.k) + 1) * (mag + 1) + 1e-6 * std::fabs(want);
       if (!(std::fabs(got - want) <= tol) && bad++ < 3)
@@ -142,7 +153,8 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
   }
   std::mt19937 rng(4242);
   std::uniform_int_distribution<int64_t> dm(1, 40), dn(1, 150), dk(1, 500);
-  const GemmAct acts[] = {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGeluErf, GemmAct::kGeluTanh};
+  const GemmAct acts[] = {GemmAct::kNone,     GemmAct::kRelu, GemmAct::kGeluErf,
+                          GemmAct::kGeluTanh, GemmAct::kSilu, GemmAct::kHardSwish};
   int cases = 0;
   for (const GemmKernels* g : tiles) {
     // Exact tile multiples, one past, K = 0 (bias only), K across 1..3 blocks, then random.
@@ -152,7 +164,8 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
     for (int i = 0; i < 6; ++i) sizes.push_back({dm(rng), dn(rng), dk(rng)});
     for (size_t i = 0; i < sizes.size(); ++i)
       for (bool a_packed : {false, true}) {
-        check_tile(*g, sizes[i], acts[i % 4], i % 2 == 0, i % 3 == 1, i % 3 != 2, a_packed, rng);
+        check_tile(*g, sizes[i], acts[i % std::size(acts)], i % 2 == 0, i % 3 == 1, i % 3 != 2, i % 4 >= 2,
+                   a_packed, rng);
         ++cases;
       }
   }
@@ -199,6 +212,62 @@ TEST_CASE("the GEMM epilogue's vector GELU is within a few ulps of erf and tanh"
               ": worst absolute error ", worst_abs, ", worst relative (|gelu| > 0.05) ", worst_rel);
       CHECK(worst_abs < 5e-7);
       CHECK(worst_rel < 3e-6);
+    }
+  }
+}
+
+// C = act(a·1) over a dense sweep and the edge values: the SiLU and HardSwish epilogues against the Unary
+// kernel's float functions (backends/cpu/ref/unary_functions.h), which the fused op replaces. HardSwish is
+// the same float arithmetic; SiLU's exp is within ~1e-7 relative (1e-6 allowed, as the Unary kernel's test).
+// Infinities and NaN give what the reference gives (silu(-inf) = NaN, hard_swish(-inf) = NaN), and silu of a
+// large negative x is 0 to within 1e-36.
+TEST_CASE("the GEMM epilogue's SiLU and HardSwish match the Unary kernel's functions, edges included") {
+  const auto tiles = tiles_here();
+  if (tiles.empty()) return;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x;
+  for (float v = -24.f; v <= 24.f; v += 1.f / 64) x.push_back(v);
+  for (float v : {-1000.f, -100.f, -89.f, -88.5f, -87.f, 87.f, 89.f, 100.f, 1e30f, -1e30f, 1e-20f, -1e-20f,
+                  0.f, -0.f, 3.f, -3.f, inf, -inf, std::nanf("")})
+    x.push_back(v);
+  const int64_t m = static_cast<int64_t>(x.size());
+  for (const GemmKernels* g : tiles) {
+    x86::AlignedFloats packed(static_cast<size_t>(x86::gemm_packed_floats(1, 1, g->nr)));
+    const float one = 1.f;
+    x86::gemm_pack_transposed(&one, 1, 1, g->nr, packed.data());
+    for (GemmAct act : {GemmAct::kSilu, GemmAct::kHardSwish}) {
+      const bool silu = act == GemmAct::kSilu;
+      CAPTURE(g->name);
+      CAPTURE(silu);
+      std::vector<float> c(m, 12345.f);
+      GemmPanel gp;
+      gp.a = x.data();
+      gp.lda = 1;
+      gp.m = m;
+      gp.k = 1;
+      gp.b = packed.data();
+      gp.cols = 1;
+      gp.c = c.data();
+      gp.ldc = 1;
+      gp.act = act;
+      g->panel(gp);
+      double worst_rel = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        CAPTURE(x[i]);
+        const float want = silu ? ref::silu(x[i]) : ref::hard_swish(x[i]);
+        if (std::isnan(want) || std::isinf(want)) {
+          CHECK((std::isnan(want) ? std::isnan(c[i]) : c[i] == want));
+          continue;
+        }
+        if (silu) {
+          const double err = std::fabs(static_cast<double>(c[i]) - want);
+          CHECK(err <= 1e-6 * std::fabs(want) + 1e-36);
+          if (want != 0) worst_rel = std::max(worst_rel, err / std::fabs(want));
+        } else {
+          CHECK(c[i] == want);  // the same float operations
+        }
+      }
+      MESSAGE(std::string(g->name), silu ? " silu" : " hard_swish", ": worst relative error ", worst_rel);
     }
   }
 }

@@ -165,6 +165,8 @@ Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   const LinearAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it
+  if (a->activation == Activation::kSilu || a->activation == Activation::kHardSwish)
+    return Status::Ok();  // oneDNN's swish and hardswish are not the Unary kinds' arithmetic: the x86 kernel
   if (plan.num_src > 3 && plan.src_shapes[3].rank > 0)
     return Status::Ok();  // fused residual: packed GEMM only
   const Tensor* w = plan.src_tensors[1];

@@ -2,10 +2,11 @@
 // Copyright the vitrt authors.
 #pragma once
 // Elementwise activations, exactly as PyTorch defines them (float32 arithmetic). Shared by the Gelu/Relu
-// kernels and by the epilogues of Conv2d and Linear.
+// kernels and by the epilogues of Conv2d and Linear (SiLU and HardSwish: the Unary kernel's functions).
 #include <cmath>
 #include <cstdint>
 
+#include "backends/cpu/ref/unary_functions.h"
 #include "ir/op_attrs.h"
 
 namespace vitrt {
@@ -40,12 +41,18 @@ inline void apply_activation(Activation act, float* p, int64_t n) {
     case Activation::kGeluTanh:
       for (int64_t i = 0; i < n; ++i) p[i] = gelu_tanh(p[i]);
       return;
+    case Activation::kSilu:  // the Unary kinds' own functions: a fused epilogue computes what the op did
+      for (int64_t i = 0; i < n; ++i) p[i] = silu(p[i]);
+      return;
+    case Activation::kHardSwish:
+      for (int64_t i = 0; i < n; ++i) p[i] = hard_swish(p[i]);
+      return;
   }
 }
 
 inline bool activation_valid(Activation act) {
   return act == Activation::kNone || act == Activation::kRelu || act == Activation::kGeluErf ||
-         act == Activation::kGeluTanh;
+         act == Activation::kGeluTanh || act == Activation::kSilu || act == Activation::kHardSwish;
 }
 
 }  // namespace ref

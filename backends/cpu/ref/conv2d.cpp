@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Conv2d (zero padding, stride, dilation, groups), bias and epilogue activation.
+// Conv2d (zero padding, stride, dilation, groups), bias, residual and epilogue activation: act(conv + bias +
+// residual), each element summed in that order (the unfused Add and activation give the same bits).
 //
 // Per image and group: im2col into the workspace, col[(c·kh + ky)·kw + kx, oy·Wo + ox], then for each output
 // channel y[co, :] = bias + Σ_kk W[co, kk] · col[kk, :], accumulated in float over contiguous rows
@@ -34,6 +35,7 @@ class Conv2dKernel final : public RefKernel {
     const TensorRef& x = *args.src[0];
     const TensorRef& w = *args.src[1];
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
     TensorRef& y = *args.dst[0];
     const int64_t batch = x.shape[0], cin = x.shape[1], h = x.shape[2], wd = x.shape[3];
     const int64_t cout = w.shape[0], cin_g = w.shape[1], kh = w.shape[2], kw = w.shape[3];
@@ -60,6 +62,10 @@ class Conv2dKernel final : public RefKernel {
             const float* cr = cols + kk * p;
             for (int64_t i = 0; i < p; ++i) yr[i] += wv * cr[i];
           }
+          if (residual) {
+            const float* rr = residual + (b * cout + co) * p;
+            for (int64_t i = 0; i < p; ++i) yr[i] += rr[i];
+          }
           apply_activation(a_.activation, yr, p);
         }
       }
@@ -72,6 +78,7 @@ class Conv2dKernel final : public RefKernel {
     const TensorRef& x = *args.src[0];
     const TensorRef& w = *args.src[1];
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
     TensorRef& y = *args.dst[0];
     const int64_t batch = x.shape[0], h = x.shape[1], wd = x.shape[2], cin = x.shape[3];
     const int64_t cout = w.shape[0], cin_g = w.shape[1], kh = w.shape[2], kw = w.shape[3];
@@ -94,7 +101,7 @@ class Conv2dKernel final : public RefKernel {
                          x.f32()[((b * h + iy) * wd + ix) * cin + c0 + c];
                 }
               }
-            yp[co] = acc;
+            yp[co] = residual ? acc + residual[((b * ho + oy) * wo + ox) * cout + co] : acc;
           }
           apply_activation(a_.activation, yp, cout);
         }

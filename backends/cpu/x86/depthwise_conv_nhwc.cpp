@@ -101,14 +101,16 @@ Status create_conv2d_any_layout(const std::shared_ptr<Context>& ctx, const Kerne
                                 std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
-  if (a->channels_last) return create_conv2d_channels_last(ctx, plan, kernel, info);
+  // A residual input (fuse_epilogue's, on NCHW convs that are not depthwise) only the packed GEMM takes.
+  const bool residual = plan.num_src > 3 && plan.src_shapes[3].rank > 0;
+  if (a->channels_last) return residual ? Status::Ok() : create_conv2d_channels_last(ctx, plan, kernel, info);
   // Depthwise: the direct NCHW kernel in conv2d.cpp; everything else on the packed GEMM (or oneDNN, whose
   // execute allocates, with options.use_onednn; what it declines runs on the packed GEMM).
   const Shape& xs = plan.src_shapes[0];
   const Shape& ws = plan.src_shapes[1];
   const bool depthwise = xs.rank == 4 && ws.rank == 4 && a->groups == xs[1] && ws[0] == xs[1] && ws[1] == 1;
-  if (depthwise) return create_conv2d_depthwise(ctx, plan, kernel, info);
-  if (ctx->alt) {
+  if (depthwise) return residual ? Status::Ok() : create_conv2d_depthwise(ctx, plan, kernel, info);
+  if (ctx->alt && !residual) {
     VITRT_RETURN_IF_ERROR(ctx->alt->create_conv2d(plan, kernel, info));
     if (*kernel) return Status::Ok();
     *info = KernelInfo{};

@@ -13,6 +13,7 @@
 
 #include "backends/cpu/x86/depthwise_nhwc.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
+#include "backends/cpu/x86/swish_vec_impl.h"
 
 namespace vitrt {
 namespace x86 {
@@ -29,6 +30,12 @@ inline void activate(GemmAct act, typename T::V (&acc)[S]) {
   } else if (act == GemmAct::kGeluTanh) {
 #pragma GCC unroll 16
     for (int s = 0; s < S; ++s) acc[s] = gelu_vec::gelu_tanh<T>(acc[s]);
+  } else if (act == GemmAct::kSilu) {
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) acc[s] = swish_vec::silu<T>(acc[s]);
+  } else if (act == GemmAct::kHardSwish) {
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) acc[s] = swish_vec::hard_swish<T>(acc[s]);
   }
 }
 

@@ -9,6 +9,9 @@
 // images of the batch, so no columns are wasted; the C block of a panel that spans two images then goes to
 // the thread's workspace and is copied out to each image. When there are few panels for the threads, the
 // output channels are split too. A constant weight is packed into the GEMM's row tiles at plan time.
+//
+// A residual input (fuse_epilogue's: ResNet's conv -> Add -> ReLU) is added in registers before the
+// activation; in a panel that spans two images, while its C block is copied out.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -77,7 +80,9 @@ class GemmConvKernel final : public ref::RefKernel {
     const TensorRef& w = *args.src[1];
     if (w.shape != planned_src_[1]) return fail("weight shape differs from the plan");
     const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
     TensorRef& y = *args.dst[0];
+    if (residual && args.src[3]->shape != y.shape) return fail("residual shape differs from the output's");
     const int threads = run_threads(args, planned_threads_);
     if (args.workspace_bytes < workspace_bytes()) return fail("workspace smaller than planned");
     float* slots = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(args.workspace) + 63) / 64 * 64);
@@ -169,13 +174,27 @@ class GemmConvKernel final : public ref::RefKernel {
         }
         gp.bias_rows = bias ? bias + grp * cout_g + r0 : nullptr;
         gp.act = gemm_act(a.activation);
+        if (residual && !spans_images) {
+          gp.residual = residual + (gp.c - py);  // the residual has the output's layout
+          gp.ldr = pix;
+          gp.residual_before_act = true;
+        } else if (residual) {
+          gp.act = GemmAct::kNone;  // applied after the residual, below
+        }
         g->panel(gp);
         if (!spans_images) continue;
         // Copy the block out, one run of consecutive pixels of one image at a time.
         for (int64_t j = 0; j < cols;) {
           const int64_t b = (first + j) / pix, q = (first + j) % pix, len = std::min(cols - j, pix - q);
-          for (int64_t r = r0; r < r1; ++r)
-            std::memcpy(py + (b * cout + grp * cout_g + r) * pix + q, cbuf + r * nr + j, len * sizeof(float));
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t at = (b * cout + grp * cout_g + r) * pix + q;
+            if (!residual) {
+              std::memcpy(py + at, cbuf + r * nr + j, len * sizeof(float));
+              continue;
+            }
+            for (int64_t i = 0; i < len; ++i) py[at + i] = cbuf[r * nr + j + i] + residual[at + i];
+            ref::apply_activation(a.activation, py + at, len);
+          }
           j += len;
         }
       }

@@ -16,7 +16,7 @@ namespace vitrt {
 namespace x86 {
 
 // The activation applied to the accumulators before they are stored (then the residual is added).
-enum class GemmAct : int8_t { kNone = 0, kRelu, kGeluErf, kGeluTanh };
+enum class GemmAct : int8_t { kNone = 0, kRelu, kGeluErf, kGeluTanh, kSilu, kHardSwish };
 
 inline GemmAct gemm_act(Activation a) {
   switch (a) {
@@ -26,6 +26,10 @@ inline GemmAct gemm_act(Activation a) {
       return GemmAct::kGeluErf;
     case Activation::kGeluTanh:
       return GemmAct::kGeluTanh;
+    case Activation::kSilu:
+      return GemmAct::kSilu;
+    case Activation::kHardSwish:
+      return GemmAct::kHardSwish;
     default:
       return GemmAct::kNone;
   }
@@ -51,6 +55,7 @@ struct GemmPanel {
   GemmAct act = GemmAct::kNone;
   const float* residual = nullptr;  // added last, in registers: R[0, first column of the panel], ld ldr
   int64_t ldr = 0;
+  bool residual_before_act = false;  // act(acc + R) (Conv2d's residual) instead of act(acc) + R (Linear's)
   // Final stores bypass the caches (non-temporal) where C rows are 64-byte aligned: for results much larger
   // than the caches, it saves reading every C line before writing it.
   bool stream = false;

@@ -11,6 +11,7 @@
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/gelu_vec_impl.h"
 #include "backends/cpu/x86/packed_gemm.h"
+#include "backends/cpu/x86/swish_vec_impl.h"
 
 namespace vitrt {
 namespace x86 {
@@ -30,7 +31,25 @@ inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
   } else if (act == GemmAct::kGeluTanh) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::gelu_tanh<T>(acc[r][v]);
+  } else if (act == GemmAct::kSilu) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = swish_vec::silu<T>(acc[r][v]);
+  } else if (act == GemmAct::kHardSwish) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = swish_vec::hard_swish<T>(acc[r][v]);
   }
+}
+
+// acc += the residual's R × NV block at row0 (masked past the panel's columns: valid[v] floats of vector v).
+template <class T, int R, int NV>
+inline void add_residual(const GemmPanel& p, int64_t row0, bool partial, const int (&valid)[NV],
+                         typename T::V (&acc)[R][NV]) {
+  constexpr int W = T::kWidth;
+  const float* res = p.residual + row0 * p.ldr;
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = T::add(acc[r][v], partial ? T::loadn(res + r * p.ldr + v * W, valid[v])
+                                            : T::loadu(res + r * p.ldr + v * W));
 }
 
 // The inner product's ops: T's own fp32 FMAs, or T::ProductOps where the panels hold other element types
@@ -78,14 +97,9 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
     fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * NR, NR, kc);
   else
     fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
+  if (last && p.residual && p.residual_before_act) add_residual<T, R, NV>(p, row0, partial, valid, acc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
-  if (last && p.residual) {
-    const float* res = p.residual + row0 * p.ldr;
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < NV; ++v)
-        acc[r][v] = T::add(acc[r][v], partial ? T::loadn(res + r * p.ldr + v * W, valid[v])
-                                              : T::loadu(res + r * p.ldr + v * W));
-  }
+  if (last && p.residual && !p.residual_before_act) add_residual<T, R, NV>(p, row0, partial, valid, acc);
   if (partial) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) T::storen(c + r * ldc + v * W, acc[r][v], valid[v]);

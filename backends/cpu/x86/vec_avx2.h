@@ -30,6 +30,7 @@ struct Avx2Ops {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }

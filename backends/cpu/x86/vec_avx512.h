@@ -28,6 +28,7 @@ struct Avx512Ops {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V abs(V a) { return _mm512_abs_ps(a); }
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }

@@ -1,17 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// fuse_epilogue: (1) an activation (Gelu, Relu) whose only input comes from a Linear or Conv2d with no
-// activation of its own, and that is that result's only reader, becomes the producer's epilogue — one pass
-// over memory instead of two. A Reshape between them (a channels-last conv's result viewed as tokens) is
-// looked through. (2) A residual Add reading a Linear's only result becomes the Linear's residual input. Done
-// only when the session's backend implements the fused form.
+// fuse_epilogue: (1) an activation (Gelu, Relu; for Conv2d also Unary Silu and HardSwish, EfficientNet's and
+// MobileNetV3's) whose only input comes from a Linear or Conv2d with no activation of its own, and that is
+// that result's only reader, becomes the producer's epilogue — one pass over memory instead of two. A Reshape
+// between them (a channels-last conv's result viewed as tokens) is looked through. (2) A residual Add reading
+// a Linear's only result becomes the Linear's residual input (added after its activation). (3) A residual
+// Add reading the only result of an NCHW, ungrouped Conv2d with no activation becomes the conv's residual
+// input (added before its activation), and (1) then takes a Relu after it: ResNet's conv -> Add -> ReLU and
+// the MobileNet/EfficientNet projection's conv -> Add become one conv. Done only when the session's backend
+// implements the fused form.
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 
 namespace vitrt {
 namespace {
 
+// The epilogue that computes node n's function of its one input, where there is one. A Unary's SiLU and
+// HardSwish carry no parameters (alpha and beta are 0; the loader refuses others), so the kind is the whole
+// function.
 bool activation_of(const Node& n, Activation* act) {
+  if (n.type == OpType::kUnary) {
+    const UnaryKind kind = std::get<UnaryAttrs>(n.attrs).kind;
+    if (kind != UnaryKind::kSilu && kind != UnaryKind::kHardSwish) return false;
+    *act = kind == UnaryKind::kSilu ? Activation::kSilu : Activation::kHardSwish;
+    return true;
+  }
   if (n.type == OpType::kRelu) {
     *act = Activation::kRelu;
     return true;
@@ -34,15 +47,30 @@ class FuseEpiloguePass final : public Pass {
  public:
   const char* name() const override { return "fuse_epilogue"; }
   const char* description() const override {
-    return "Gelu/Relu after Linear/Conv2d, and a residual Add after Linear -> the producer's epilogue";
+    return "Gelu/Relu after Linear/Conv2d, Silu/HardSwish after Conv2d, and a residual Add after Linear or "
+           "Conv2d -> the producer's epilogue";
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
+    fuse_activations(g, ctx, modified);
+    fuse_residuals(g, ctx, modified);
+    bool conv_residuals = false;
+    fuse_conv_residuals(g, ctx, &conv_residuals);
+    if (conv_residuals) {
+      *modified = true;
+      fuse_activations(g, ctx, modified);  // the Relu after a conv that took the Add
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static void fuse_activations(Graph& g, const PassContext& ctx, bool* modified) {
     const std::vector<int> consumers = consumer_counts(g);
     std::vector<int32_t> producer(g.tensors.size(), -1);
     for (size_t i = 0; i < g.nodes.size(); ++i)
       for (int32_t o : g.nodes[i].outputs) producer[o] = static_cast<int32_t>(i);
     std::vector<bool> erase(g.nodes.size(), false);
+    bool changed = false;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       Activation act;
       if (!activation_of(g.nodes[i], &act)) continue;
@@ -59,21 +87,25 @@ class FuseEpiloguePass final : public Pass {
       Node fused = g.nodes[p];
       Activation* slot = epilogue_slot(fused);
       if (!slot || *slot != Activation::kNone || fused.outputs.size() != 1) continue;
+      // A Linear's residual is added after its activation: an activation after the sum is not its epilogue.
+      if (fused.type == OpType::kLinear && fused.inputs.size() > 3 && fused.inputs[3] != kAbsent) continue;
+      // SiLU and HardSwish only as Conv2d epilogues: Linear's kernels (and CUDA's) have none.
+      if ((act == Activation::kSilu || act == Activation::kHardSwish) && fused.type != OpType::kConv2d)
+        continue;
       *slot = act;
       if (view < 0) fused.outputs[0] = g.nodes[i].outputs[0];
       fused.name = fused.name + "+" + (g.nodes[i].name.empty() ? "act" : g.nodes[i].name);
       if (ctx.backend && !ctx.backend->supports(fused)) continue;
       g.nodes[p] = std::move(fused);
       if (view >= 0) g.nodes[view].outputs[0] = g.nodes[i].outputs[0];  // the view now yields the result
-      erase[i] = true;
+      erase[i] = changed = true;
+    }
+    if (changed) {
+      erase_nodes(g, erase);
       *modified = true;
     }
-    if (*modified) erase_nodes(g, erase);
-    fuse_residuals(g, ctx, modified);
-    return Status::Ok();
   }
 
- private:
   // y = Add(Linear(...), r) with r ready before the Linear and of y's exact shape -> Linear(..., residual r):
   // the residual is added to each block of the product while it is in cache instead of in one more pass.
   static void fuse_residuals(Graph& g, const PassContext& ctx, bool* modified) {
@@ -102,6 +134,46 @@ class FuseEpiloguePass final : public Pass {
         if (ctx.backend && !ctx.backend->supports(fused)) continue;
         g.nodes[p] = std::move(fused);
         erase[i] = changed = true;
+        break;
+      }
+    }
+    if (changed) {
+      erase_nodes(g, erase);
+      *modified = true;
+    }
+  }
+
+  // y = Add(Conv2d(...), r), the conv NCHW, ungrouped, with no activation, its result read by the Add alone
+  // and of y's exact shape as r is -> Conv2d(..., residual r), placed where the Add was: r may be computed
+  // after the conv (ResNet's downsample branch), and the conv's own inputs are all ready before the Add.
+  static void fuse_conv_residuals(Graph& g, const PassContext& ctx, bool* modified) {
+    const std::vector<int> consumers = consumer_counts(g);
+    std::vector<int32_t> producer(g.tensors.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int32_t o : g.nodes[i].outputs) producer[o] = static_cast<int32_t>(i);
+    std::vector<bool> erase(g.nodes.size(), false);
+    bool changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& add = g.nodes[i];
+      if (add.type != OpType::kAdd || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+      const Shape& out = g.tensors[add.outputs[0]].shape;
+      for (int side = 0; side < 2; ++side) {
+        const int32_t conv = add.inputs[side], res = add.inputs[1 - side];
+        const int32_t p = producer[conv];
+        if (p < 0 || erase[p] || g.nodes[p].type != OpType::kConv2d || g.nodes[p].outputs.size() != 1 ||
+            g.nodes[p].inputs.size() > 3 || consumers[conv] != 1 || is_graph_output(g, conv) || conv == res ||
+            g.tensors[conv].shape != out || g.tensors[res].shape != out || out.rank != 4)
+          continue;
+        const Conv2dAttrs& a = std::get<Conv2dAttrs>(g.nodes[p].attrs);
+        if (a.channels_last || a.groups != 1 || a.activation != Activation::kNone) continue;
+        Node fused = g.nodes[p];
+        fused.inputs.resize(3, kAbsent);
+        fused.inputs.push_back(res);
+        fused.outputs[0] = add.outputs[0];
+        fused.name = fused.name + "+" + (add.name.empty() ? "residual" : add.name);
+        if (ctx.backend && !ctx.backend->supports(fused)) continue;
+        g.nodes[i] = std::move(fused);
+        erase[p] = changed = true;
         break;
       }
     }

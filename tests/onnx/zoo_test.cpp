@@ -32,8 +32,11 @@ namespace {
 
 // The fused ops each model must plan to, on both backends and every opset (a lost fusion fails).
 const std::map<std::string, std::map<std::string, int>> kFused = {
-    {"mobilenet_v3_large", {{"SqueezeExcite", 8}}},
-    {"efficientnet_b0", {{"SqueezeExcite", 16}}},
+    // The convs' epilogues: every HardSwish, SiLU and residual Add (and ResNet's ReLU after it) goes into the
+    // conv before it; MobileNetV3's one Unary left is the HardSwish after its classifier's first Linear.
+    {"resnet50", {{"Add", 0}, {"Relu", 0}}},
+    {"mobilenet_v3_large", {{"SqueezeExcite", 8}, {"Add", 0}, {"Unary", 1}}},
+    {"efficientnet_b0", {{"SqueezeExcite", 16}, {"Add", 0}, {"Unary", 0}}},
     {"regnet_y_400mf", {{"SqueezeExcite", 16}}},
     {"vit_b_16", {{"SoftmaxAttention", 12}}},
     // Window attention: 6 plain blocks, 5 shifted ones (the window mask) and the last stage's second block,

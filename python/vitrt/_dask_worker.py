@@ -3,11 +3,14 @@
 The model is loaded once per worker process by ``ModelPlugin.setup`` (a ``distributed.WorkerPlugin``, registered
 with ``client.register_worker_plugin``, so workers that join later load it too). A ``vitrt.Model`` may be shared by
 threads but a ``vitrt.Session`` serves one thread at a time (engine/include/vitrt.h), so the plugin keeps a pool of
-sessions: a task borrows one, and a worker with N threads ends up with at most N sessions.
+sessions: a task borrows one, and a worker with N threads ends up with at most N sessions. A model read from a path
+(not shipped) is checked when a task starts: if the file's size or modification time on this worker changed, it is
+loaded again (the plugin's name, made on the client, cannot tell when the client does not see the file).
 """
 import contextlib
 import os
 import queue
+import threading
 
 import numpy as np
 from distributed import get_worker
@@ -29,8 +32,6 @@ class ModelPlugin(WorkerPlugin):
         self.digest = digest
 
     def setup(self, worker):
-        import vitrt
-
         path = self.model_path
         if self.model_bytes is not None:
             path = os.path.join(worker.local_directory, f"vitrt-{self.digest}.vitrt")
@@ -39,16 +40,38 @@ class ModelPlugin(WorkerPlugin):
                 with open(tmp, "wb") as f:
                     f.write(self.model_bytes)
                 os.replace(tmp, path)
-        self.model = vitrt.Model(path)
-        self.labels = model_labels(self.model)
-        # A session is created here too, so a bad backend or precision fails the registration, not every task.
-        self._pool = queue.LifoQueue()
-        self._pool.put(self._new_session())
+        self._lock = threading.Lock()
+        self._load(path)
 
-    def _new_session(self):
+    def _load(self, path):
         import vitrt
 
-        return vitrt.Session(self.model, backend=self.backend, threads=self.threads, precision=self.precision,
+        st = os.stat(path)
+        model = vitrt.Model(path)
+        labels = model_labels(model)
+        # A session is created here too, so a bad backend or precision fails the registration, not every task.
+        pool = queue.LifoQueue()
+        pool.put(self._new_session(model))
+        self.model, self.labels, self._pool = model, labels, pool
+        self._path, self._stamp = path, (st.st_size, st.st_mtime_ns)
+
+    def refresh(self):
+        """Reloads the model if its file changed since it was loaded (a shipped model's copy never does)."""
+        if self.model_bytes is not None:
+            return
+        try:
+            st = os.stat(self._path)
+        except OSError:
+            return  # gone or unreadable now: keep the loaded model; a task reading the file again would fail
+        if (st.st_size, st.st_mtime_ns) != self._stamp:
+            with self._lock:
+                if (st.st_size, st.st_mtime_ns) != self._stamp:
+                    self._load(self._path)
+
+    def _new_session(self, model):
+        import vitrt
+
+        return vitrt.Session(model, backend=self.backend, threads=self.threads, precision=self.precision,
                              max_batch=self.max_batch)
 
     def teardown(self, worker):
@@ -57,14 +80,15 @@ class ModelPlugin(WorkerPlugin):
 
     @contextlib.contextmanager
     def session(self):
+        pool, model = self._pool, self.model  # a session goes back to its own model's pool
         try:
-            s = self._pool.get_nowait()
+            s = pool.get_nowait()
         except queue.Empty:
-            s = self._new_session()
+            s = self._new_session(model)
         try:
             yield s
         finally:
-            self._pool.put(s)
+            pool.put(s)
 
 
 def model_labels(model):
@@ -79,6 +103,7 @@ def _plugin(name):
     if plugin is None or getattr(plugin, "model", None) is None:
         raise RuntimeError(f"vitrt.dask: the model plugin {name!r} is not loaded on worker {worker.address} "
                            f"(its setup failed or it was unregistered; see the worker's log)")
+    plugin.refresh()
     return plugin
 
 

@@ -40,7 +40,10 @@ MAX_PARTITION = 4096
 
 
 class ClassifyReport(dict):
-    """What a run did: total, resumed, written, errors, partitions, partition_size, seconds, images_per_s."""
+    """What a run did: total (the source's images), resumed (of them, skipped as already in the table), retried
+    (of them, re-queued by retry_errors), written (rows this run wrote), errors (of them, rows with an error),
+    error_rows (the source's images whose row in the table now has an error, resumed ones included),
+    partitions, partition_size, seconds, images_per_s."""
 
     def __getattr__(self, name):
         try:
@@ -168,14 +171,15 @@ def _source_kind(source):
 
 
 def classify(client, source, model_path, out, top_k=5, *, backend="auto", threads=1, precision="fp32",
-             batch_size=16, partition_size=None, retries=3, resume=True, progress=True, ship_model=False,
-             format=None, on_progress=None):
+             batch_size=16, partition_size=None, retries=3, resume=True, retry_errors=False, progress=True,
+             ship_model=False, format=None, on_progress=None):
     """Classifies every image of `source` on the workers of `client` and writes one row per image to `out`.
 
     source: a folder (searched like ``vitrt classify DIR``), a list of image paths (as the workers see them), or a
         preprocessed (N, C, H, W) float32 dask or numpy array (rows keyed by index).
     model_path: a .vitrt file readable on every worker; with ship_model=True it is read here and sent to the
-        workers instead.
+        workers instead. Without ship_model, each worker compares the file's size and modification time when a
+        task starts and reloads the model if the file changed.
     out: the table, CSV (.csv) or JSON lines (.jsonl, .ndjson), or `format`. Rows are appended as partitions
         finish, in completion order: columns path (or index), label1, score1, ..., labelK, scoreK, error.
     threads: intra-op threads of each session; each worker thread gets its own session, so a worker uses
@@ -183,17 +187,21 @@ def classify(client, source, model_path, out, top_k=5, *, backend="auto", thread
     partition_size: images per task (default: sized to the workers' memory and count, see partition_size()).
     retries: how often a task that raised is retried; tasks on a worker that died are rescheduled by the
         scheduler (up to distributed.scheduler.allowed-failures times).
-    resume: skip the keys already in `out` (False: overwrite it).
+    resume: skip the keys already in `out` (False: overwrite it). A file that is not a table of this kind is
+        refused (ValueError) and left untouched.
+    retry_errors: with resume, also re-queue the keys whose row in `out` has an error (a transient failure, say a
+        worker without the mount); their new rows are appended, and read_table keeps the last row of each key.
     on_progress(done, total): called after each partition is written.
 
     An image that cannot be decoded or classified gets a row with its error and no labels; the job goes on.
     Returns a ClassifyReport. Raises ValueError/TypeError for bad arguments and RuntimeError when the model
     cannot be loaded on the workers; on any failure the rows already written stay, and a rerun resumes.
     """
-    if not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"vitrt.dask: top_k must be a positive integer, got {top_k!r}")
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"vitrt.dask: batch_size must be a positive integer, got {batch_size!r}")
+    _check_int("top_k", top_k, 1)
+    _check_int("batch_size", batch_size, 1)
+    if partition_size is not None:
+        _check_int("partition_size", partition_size, 1, "or None (sized to the cluster)")
+    _check_int("retries", retries, 0)
     table_format(out, format)  # a bad extension fails before any work
     kind, items = _source_kind(source)
     name = _plugin_for(client, os.fspath(model_path), backend, threads, precision, batch_size, ship_model)
@@ -205,7 +213,11 @@ def classify(client, source, model_path, out, top_k=5, *, backend="auto", thread
 
     table = ResultsTable(out, top_k, "path" if kind == "paths" else "index", format)
     start = time.monotonic()
-    resumed = table.open(resume)
+    table.open(resume, retry_errors)
+    keys = items if kind == "paths" else range(items.shape[0])
+    # Only this source's keys: the table may hold rows of other sources written to the same file.
+    resumed = sum(1 for k in keys if k in table.done)
+    retried = sum(1 for k in keys if k in table.failed and k not in table.done)
     try:
         if kind == "paths":
             futures, total, part = _submit_paths(client, name, items, table.done, top_k, batch_size,
@@ -233,8 +245,15 @@ def classify(client, source, model_path, out, top_k=5, *, backend="auto", thread
     finally:
         table.close()
     seconds = time.monotonic() - start
-    return ClassifyReport(total=total, resumed=resumed, written=written, errors=errors, partitions=len(futures),
+    return ClassifyReport(total=total, resumed=resumed, retried=retried, written=written, errors=errors,
+                          error_rows=sum(1 for k in keys if k in table.failed), partitions=len(futures),
                           partition_size=part, seconds=seconds, images_per_s=written / seconds if seconds else 0.0)
+
+
+def _check_int(name, value, least, otherwise=""):
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"vitrt.dask: {name} must be an integer >= {least}{' ' + otherwise if otherwise else ''}, "
+                         f"got {value!r}")
 
 
 def _submit_paths(client, name, paths, done, top_k, batch_size, part, retries, info):

@@ -13,8 +13,10 @@ MAX_PARTITION: int
 class ClassifyReport(Dict[str, Any]):
     total: int
     resumed: int
+    retried: int
     written: int
     errors: int
+    error_rows: int
     partitions: int
     partition_size: int
     seconds: float
@@ -43,6 +45,7 @@ def classify(
     partition_size: Optional[int] = ...,
     retries: int = ...,
     resume: bool = ...,
+    retry_errors: bool = ...,
     progress: bool = ...,
     ship_model: bool = ...,
     format: Optional[str] = ...,

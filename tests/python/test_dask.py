@@ -225,6 +225,111 @@ def test_bad_arguments_are_clear_errors(client, model_path, images, tmp_path):
     vitrt.dask.classify(client, images[1][:4], model_path, out, top_k=2, progress=False)
     with pytest.raises(ValueError, match="cannot resume"):
         vitrt.dask.classify(client, images[1][:4], model_path, out, top_k=TOP_K, progress=False)
+    for arg, value, expected in [("partition_size", 0, ">= 1"), ("retries", -1, ">= 0"), ("top_k", 0, ">= 1"),
+                                 ("top_k", True, ">= 1"), ("batch_size", 2.5, ">= 1")]:
+        with pytest.raises(ValueError, match=f"{arg} must be an integer {expected}"):
+            vitrt.dask.classify(client, images[1][:4], model_path, tmp_path / "v.csv", **{arg: value})
+
+
+@pytest.mark.parametrize("name,content", [("notes.csv", b"path,comment\nmy notes, keep them\ntorn line"),
+                                          ("notes.csv", b"a single line without newline"),
+                                          ("notes.jsonl", b"not json at all")])
+def test_resume_leaves_a_file_that_is_not_a_table_untouched(client, model_path, images, tmp_path, name, content):
+    import vitrt.dask
+
+    out = tmp_path / name
+    out.write_bytes(content)
+    with pytest.raises(ValueError, match="cannot resume"):
+        vitrt.dask.classify(client, images[1][:2], model_path, out, top_k=TOP_K, progress=False)
+    assert out.read_bytes() == content, "the file was changed before it was checked"
+
+
+def test_retry_errors_requeues_failed_rows(client, model_path, images, reference, tmp_path):
+    import shutil
+
+    import vitrt.dask
+
+    late = str(tmp_path / "late.png")  # missing on the first run (a worker without the mount, say)
+    paths = images[1][:4] + [late]
+    out = tmp_path / "retry.csv"
+    first = vitrt.dask.classify(client, paths, model_path, out, top_k=TOP_K, progress=False)
+    assert first.written == 5 and first.errors == 1 and first.error_rows == 1
+    shutil.copy(images[1][0], late)
+    again = vitrt.dask.classify(client, paths, model_path, out, top_k=TOP_K, progress=False)
+    assert again.resumed == 5 and again.written == 0 and again.error_rows == 1 and again.retried == 0
+    retry = vitrt.dask.classify(client, paths, model_path, out, top_k=TOP_K, progress=False, retry_errors=True)
+    assert retry.resumed == 4 and retry.retried == 1 and retry.written == 1 and retry.errors == 0
+    assert retry.error_rows == 0
+    assert len(out.read_text().splitlines()) == 1 + 6  # the failed row stays; the new one comes after it
+    rows = vitrt.dask.read_table(out)
+    assert sorted(r["path"] for r in rows) == sorted(paths)
+    late_row = next(r for r in rows if r["path"] == late)
+    assert late_row["error"] is None and (late_row["labels"], late_row["scores"]) == reference[images[1][0]]
+
+
+def test_resumed_counts_only_this_sources_keys(client, model_path, images, tmp_path):
+    import vitrt.dask
+
+    out = tmp_path / "shared.jsonl"
+    vitrt.dask.classify(client, images[1][:4], model_path, out, top_k=TOP_K, progress=False)
+    report = vitrt.dask.classify(client, images[1][3:6], model_path, out, top_k=TOP_K, progress=False)
+    assert report.total == 3 and report.resumed == 1 and report.written == 2
+
+
+def test_half_written_partition_with_a_duplicate_resumes_each_key_once(client, model_path, images, reference,
+                                                                        tmp_path):
+    """A crash left half of a partition's rows, a key written twice (a partition recomputed after a lost worker
+    before the dedupe existed) and a torn line: the rerun adds each missing key once and nothing else."""
+    import csv
+
+    import vitrt.dask
+
+    paths = images[1][:16]
+    out = tmp_path / "half.csv"
+    header = ["path"] + [c for i in range(1, TOP_K + 1) for c in (f"label{i}", f"score{i}")] + ["error"]
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for p in paths[:4] + [paths[2]]:  # half of the first partition of 8, paths[2] twice
+            labels, scores = reference[p]
+            w.writerow([p] + [x for ls in zip(labels, map(repr, scores)) for x in ls] + [""])
+        f.write(paths[4] + ",Bag,0.")  # torn
+    report = vitrt.dask.classify(client, paths, model_path, out, top_k=TOP_K, partition_size=8, progress=False)
+    assert report.resumed == 4 and report.written == 12
+    with open(out, newline="") as f:
+        keys = [row[0] for row in csv.reader(f)][1:]
+    assert sorted(keys) == sorted(paths + [paths[2]]), "a key is missing or was written again"
+    rows = vitrt.dask.read_table(out)
+    assert sorted(r["path"] for r in rows) == sorted(paths)
+    for r in rows:
+        assert r["error"] is None and (r["labels"], r["scores"]) == reference[r["path"]], r
+
+
+def test_worker_reloads_a_model_rewritten_in_place(model_path, tmp_path):
+    """ship_model=False: the plugin compares the file's size and mtime when a task starts (plugin.refresh) and
+    reloads a model rewritten under the same name, which a client that cannot see the file would not notice."""
+    import shutil
+    import types
+
+    from vitrt import _dask_worker
+
+    path = str(tmp_path / "model.vitrt")
+    shutil.copy(model_path, path)
+    plugin = _dask_worker.ModelPlugin("p", path, "auto", 1, "fp32", 4)
+    plugin.setup(types.SimpleNamespace(local_directory=str(tmp_path)))
+    before = plugin.labels
+    plugin.refresh()
+    assert plugin.labels is before, "reloaded an unchanged file"
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(f"renamed class {i}\n" for i in range(10)))
+    deit = os.path.join(SRC, "models", "fashion_deit")
+    subprocess.run([os.path.join(BIN, "bin", "vitrt-convert"), os.path.join(deit, "fashion_deit.pth"), "-o",
+                    path + ".new", "--labels", str(labels)], check=True, capture_output=True)
+    os.replace(path + ".new", path)
+    plugin.refresh()
+    assert plugin.labels[0] == "renamed class 0"
+    with plugin.session() as s:
+        assert s.model.labels[0] == "renamed class 0"
 
 
 def test_same_call_on_dask_scheduler_and_dask_worker_processes(model_path, images, reference, tmp_path):

@@ -11,6 +11,9 @@ std::string path_argument(const py::object& path, const char* what) {
   if (!fs_bytes(path, &bytes))
     fail(VITRT_ERR_INVALID_ARGUMENT,
          std::string(what) + ": expected a str, bytes or os.PathLike path, got " + type_name(path));
+  // The C API takes a NUL-terminated path: "a.vitrt\0x" would open a.vitrt.
+  if (bytes.find('\0') != std::string::npos)
+    fail(VITRT_ERR_INVALID_ARGUMENT, std::string(what) + ": the path holds a NUL byte");
   return bytes;
 }
 

@@ -215,6 +215,8 @@ def test_non_utf8_names_labels_and_paths(tmp_path):
     assert model.labels[0] == "caf\ufffd" and model.inspect()["labels"][0] == "caf\ufffd"
     assert model.inspect()["path"] == str(dst) and "caf" in repr(model)
     # A library message quoting such a name is still the right class, not a UnicodeDecodeError.
+    with pytest.raises(vitrt.InvalidArgumentError, match="the path holds a NUL byte"):
+        vitrt.Model(str(dst) + "\0ignored")
     with pytest.raises(vitrt.FileError, match="cannot open '.*caf\ufffd.missing'"):
         vitrt.Model(b"/nonexistent/caf\xe9.missing")
     image = tmp_path / os.fsdecode(b"caf\xe9.png")

@@ -2,7 +2,9 @@
 
 Checks: the table equals single-process Session.classify row for row; a corrupt image is reported in its row; a
 worker SIGKILLed while it runs a partition does not lose or duplicate an image; an interrupted run resumes from
-what it wrote (a torn last line included); a preprocessed array gives Session.classify's top-k; the same call
+what it wrote (a torn last line included, a half-written partition with a duplicate key, a file that is not a table
+left untouched, error rows retried with retry_errors); a worker reloads a model file rewritten in place; a
+preprocessed array gives Session.classify's top-k; the same call
 works on dask-scheduler/dask-worker processes; bad arguments are clear errors. Run by ctest (tests/python/dask.cmake)
 with PYTHONPATH=build/python; skipped, with the reason, where the extension is not built or the build is sanitized.
 """
@@ -330,6 +332,27 @@ def test_worker_reloads_a_model_rewritten_in_place(model_path, tmp_path):
     assert plugin.labels[0] == "renamed class 0"
     with plugin.session() as s:
         assert s.model.labels[0] == "renamed class 0"
+
+
+def test_task_on_a_worker_sees_a_model_rewritten_in_place(client, model_path, tmp_path):
+    """The same through a real worker: a task looks the plugin up (_dask_worker._plugin), which reloads."""
+    import shutil
+
+    import vitrt.dask
+    from vitrt import _dask_worker
+
+    path = str(tmp_path / "rewritten.vitrt")
+    shutil.copy(model_path, path)
+    name = vitrt.dask._plugin_for(client, path, "auto", 1, "fp32", 4, False)
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(f"relabelled {i}\n" for i in range(10)))
+    deit = os.path.join(SRC, "models", "fashion_deit")
+    subprocess.run([os.path.join(BIN, "bin", "vitrt-convert"), os.path.join(deit, "fashion_deit.pth"), "-o",
+                    path + ".new", "--labels", str(labels)], check=True, capture_output=True)
+    os.replace(path + ".new", path)
+    for worker in client.scheduler_info()["workers"]:
+        fut = client.submit(lambda n: _dask_worker._plugin(n).labels[0], name, workers=[worker], pure=False)
+        assert fut.result() == "relabelled 0", worker
 
 
 def test_same_call_on_dask_scheduler_and_dask_worker_processes(model_path, images, reference, tmp_path):

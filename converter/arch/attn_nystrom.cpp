@@ -5,7 +5,8 @@
 // NystromAttention op (Q and K scaled by d^-1/4, 6 iterations) and ff Linear(C, C). The V conv is there when
 // `attn.conv.weight` [h,1,ks,1] is. What the keys cannot tell: the landmark count (the checkpoint args'
 // num_landmarks, else --landmarks) and the initialisation of the iterative inverse (the LRA code's
-// "original", one maximum over the batch and heads, unless --nystrom-init per_head). A row of
+// "original", one maximum over the batch and heads, unless --nystrom-init per_head). With as many landmarks
+// as tokens the official forward is exact softmax attention, and so is the graph. A row of
 // arch/vit_attention.h.
 #include <cerrno>
 #include <cmath>
@@ -28,6 +29,31 @@ int64_t positive_int(const std::string& text) {
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (errno != 0 || *end != '\0' || v < 1 || v > std::numeric_limits<int32_t>::max()) return 0;
   return v;
+}
+
+// One landmark per token: the official forward skips the approximation and computes softmax(Q·Kᵀ)·V exactly,
+// Q and K each / d^(1/4), so the scores carry 1/√d; the V conv, when there, is added as in the other branch.
+// q, k, v [B,N,C]; conv_w the [h,1,ks,1] weight or kAbsent. Returns [B,N,C] before ff.
+int32_t exact_nystrom(GraphBuilder& b, const VitAttentionSite& site, int32_t q, int32_t k, int32_t v,
+                      int32_t conv_w) {
+  const std::string& p = site.prefix;
+  const int64_t h = site.heads, c = site.dim, d = c / h;
+  SoftmaxAttentionAttrs sa;
+  sa.num_heads = site.heads;
+  sa.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  sa.inputs = AttentionInputs::kSeparate;
+  int32_t y = b.op(OpType::kSoftmaxAttention, sa, {q, k, v}, p + ".attn");
+  if (conv_w == kAbsent) return y;
+  // conv(V) on V's heads [B,h,N,d] as an image: Conv2d(h, h, (ks,1), padding (ks//2,0), groups=h).
+  int32_t vh = b.op(OpType::kReshape, ReshapeAttrs{{0, 0, h, d}}, {v}, p + ".attn.v_heads");
+  vh = b.op(OpType::kTranspose, TransposeAttrs{{0, 2, 1, 3}}, {vh}, p + ".attn.v_heads.permute");
+  Conv2dAttrs dw;
+  dw.pad_h = static_cast<int32_t>(b.shape_of(p + ".attn.conv.weight")[2] / 2);
+  dw.groups = site.heads;
+  int32_t vc = b.op(OpType::kConv2d, dw, {vh, conv_w, kAbsent}, p + ".attn.v_conv");
+  vc = b.op(OpType::kTranspose, TransposeAttrs{{0, 2, 1, 3}}, {vc}, p + ".attn.v_conv.permute");
+  vc = b.op(OpType::kReshape, ReshapeAttrs{{0, 0, c}}, {vc}, p + ".attn.v_conv.merge");
+  return b.op(OpType::kAdd, NoAttrs{}, {y, vc}, p + ".attn.sum");
 }
 
 }  // namespace
@@ -77,6 +103,21 @@ Status emit_nystrom(GraphBuilder& b, const VitAttentionSite& site, int32_t x, in
   if (m > site.tokens)
     return invalid_argument("Nyströmformer at '" + p + "': " + std::to_string(m) + " landmarks for " +
                             std::to_string(site.tokens) + " tokens (at most one landmark per token)");
+  const int32_t q = linear(b, x, p + ".W_q", c, c), k = linear(b, x, p + ".W_k", c, c),
+                v = linear(b, x, p + ".W_v", c, c);
+  const std::string conv = p + ".attn.conv.weight";
+  int32_t conv_w = kAbsent;
+  if (b.has(conv)) {
+    const auto w = b.shape_of(conv);
+    if (w.size() != 4 || w[0] != site.heads || w[1] != 1 || w[2] < 1 || w[2] % 2 == 0 || w[3] != 1)
+      return bad_input("Nyströmformer: '" + conv + "' must be a depthwise [" + std::to_string(site.heads) +
+                       ",1,ks,1] V conv with ks odd (the head count from --heads)");
+    conv_w = b.weight(conv, w);
+  }
+  if (m == site.tokens) {  // the official forward's num_landmarks == seq_len branch (docs/models.md §7.4)
+    *out = linear(b, exact_nystrom(b, site, q, k, v, conv_w), p + ".ff", c, c);
+    return Status::Ok();
+  }
   NystromAttentionAttrs a;
   a.num_heads = site.heads;
   a.landmarks = static_cast<int32_t>(m);
@@ -84,17 +125,8 @@ Status emit_nystrom(GraphBuilder& b, const VitAttentionSite& site, int32_t x, in
   a.q_scale = a.k_scale = static_cast<float>(1.0 / std::sqrt(std::sqrt(static_cast<double>(d))));
   a.init = site.nystrom.init;
   a.iterations = kOfficialIterations;
-  const int32_t q = linear(b, x, p + ".W_q", c, c), k = linear(b, x, p + ".W_k", c, c),
-                v = linear(b, x, p + ".W_v", c, c);
   std::vector<int32_t> in = {q, k, v};
-  const std::string conv = p + ".attn.conv.weight";
-  if (b.has(conv)) {
-    const auto w = b.shape_of(conv);
-    if (w.size() != 4 || w[0] != site.heads || w[1] != 1 || w[2] < 1 || w[2] % 2 == 0 || w[3] != 1)
-      return bad_input("Nyströmformer: '" + conv + "' must be a depthwise [" + std::to_string(site.heads) +
-                       ",1,ks,1] V conv with ks odd (the head count from --heads)");
-    in.push_back(b.weight(conv, w));
-  }
+  if (conv_w != kAbsent) in.push_back(conv_w);
   const int32_t y = b.op(OpType::kNystromAttention, a, in, p + ".attn");
   *out = linear(b, y, p + ".ff", c, c);
   return Status::Ok();

@@ -69,8 +69,18 @@ Status build_deit(GraphBuilder& b, const Checkpoint& ckpt, const ConvertOptions&
   const VitAttentionKind* attention = nullptr;
   VITRT_RETURN_IF_ERROR(choose_vit_attention(b, opt.attn, "blocks.0.attn", &attention));
   NystromChoice nystrom;
-  if (std::string(attention->name) == "nystrom")  // the choice shows in the description below
+  if (std::string(attention->name) == "nystrom") {  // the choice shows in the description below
     VITRT_RETURN_IF_ERROR(resolve_nystrom_options(ckpt, opt, &nystrom));
+  } else {
+    // A Nyström option on another attention would change nothing: say so rather than ignore it.
+    const char* flag =
+        opt.landmarks != 0 ? "--landmarks" : (opt.nystrom_init != "auto" ? "--nystrom-init" : nullptr);
+    if (flag)
+      return invalid_argument(
+          std::string(flag) + " applies to --attn nystrom only; " +
+          (opt.attn.empty() || opt.attn == "auto" ? "the checkpoint's attention is " : "--attn is ") +
+          attention->name);
+  }
 
   int32_t x = b.input("image", Shape{1, in_ch, img, img});
   x = b.op(OpType::kConv2d, Conv2dAttrs{static_cast<int32_t>(patch), static_cast<int32_t>(patch)},

@@ -71,8 +71,8 @@ def linformer_lra(k, length):
     return make
 
 
-def model_with(attn_factory, seed, vit=R.VisionTransformer):
-    m = vit(img_size=IMG, patch_size=PATCH, num_classes=CLASSES, embed_dim=DIM, depth=DEPTH,
+def model_with(attn_factory, seed, vit=R.VisionTransformer, depth=DEPTH):
+    m = vit(img_size=IMG, patch_size=PATCH, num_classes=CLASSES, embed_dim=DIM, depth=depth,
                             num_heads=HEADS, attn_factory=attn_factory)
     R.init_for_tests(m, seed)
     sharpen(m, seed)
@@ -147,6 +147,17 @@ def main():
         W.add(name, mdl, "deit_tiny", seed, x, l32, l64, "model.pth", "raw" if init == "per_head" else "model",
               extra=extra)
 
+    # One landmark per token (m = N = 17): the official forward's exact branch, softmax(Q·Kᵀ)·V plus the V conv
+    # (docs/models.md §7.4); one block, m from --landmarks.
+    name, seed = "nystrom_exact", 335
+    x = R.make_images(M.BATCH, IMG, seed=seed)
+    factory = partial(NystromBlockAttention, num_landmarks=TOKENS, conv_kernel_size=3, scales="lra")
+    mdl, l32, l64 = M.calibrate(model_with(factory, seed, depth=1), seed, x, name)
+    R.save_in_container(W.path(name, "model.pth"), R.clone_state_dict(mdl), "raw")
+    W.add(name, mdl, "deit_tiny", seed, x, l32, l64, "model.pth", "raw",
+          extra=dict(convert_options=dict(attn="auto", heads=str(HEADS), landmarks=TOKENS),
+                     planned_ops={"SoftmaxAttention": 1}))
+
     # Efficient Attention on the 4x4 patch grid of a ViT without class token (mean-pooled head, detected by the
     # missing cls_token): 3 heads of 16 key and 32 value channels.
     name, seed = "efficient", 341
@@ -175,6 +186,14 @@ def main():
     W.add_error("nystrom_no_landmarks", M.describe(m, "deit_tiny"), "model.pth", "raw",
                 "asks for the landmark count: --landmarks")
     W.cases[-1]["convert_options"] = dict(heads=str(HEADS))
+
+    # Nyström options on another attention change nothing, so they are refused, naming the attention found
+    # (the checkpoints of the cases above: the LRA wrapper with attn.E, and a Fastformer).
+    for name, ckpt, option in [("landmarks_not_nystrom", "linformer_lra", dict(landmarks=4)),
+                               ("nystrom_init_not_nystrom", "fastformer", dict(nystrom_init="per_head"))]:
+        W.add_error(name, M.describe(m, "deit_tiny"), "model.pth", "raw",
+                    "refuses a Nyström option on another attention, naming it: " + ckpt)
+        W.cases[-1].update(checkpoint=f"{ckpt}/model.pth", convert_options=dict(heads=str(HEADS), **option))
 
     manifest = OrderedDict(version=1, generator="tools/reference/make_vit_attention_cases.py", torch=torch.__version__,
                            mean=list(R.IMAGENET_MEAN), std=list(R.IMAGENET_STD), cases=W.cases)

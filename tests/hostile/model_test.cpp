@@ -194,6 +194,23 @@ TEST_CASE("hostile model: a Conv2d activation past HARD_SWISH (5) is refused; SI
   }
 }
 
+TEST_CASE("hostile model: a Conv2d with a residual input (the planner's, never a file's) is refused") {
+  // Passes that run before fuse_epilogue (squeeze-excite, selective kernel, channels-last stem) would drop
+  // the residual or read it in the wrong layout; the loader refuses it instead.
+  Graph g = image_graph(
+      [](Graph& gr, int32_t x) {
+        const int32_t w = gr.add_constant("c.w", Shape{2, 3, 4, 4}, test::pseudo_random(96, 1));
+        const int32_t a = gr.add_activation("a", Shape());
+        gr.add_node(OpType::kConv2d, Conv2dAttrs{}, {x, w, kAbsent}, {a}, "conv1");
+        const int32_t c = gr.add_activation("conv", Shape());
+        gr.add_node(OpType::kConv2d, Conv2dAttrs{}, {x, w, kAbsent, a}, {c}, "conv2");
+        return c;
+      },
+      2 * 5 * 5);
+  expect_refused(bytes_of(g), "'conv2'");
+  expect_refused(bytes_of(g), "residual input is set by the planner only");
+}
+
 TEST_CASE("hostile model: Pool2d windows, strides and pads near INT32_MAX give the true output size") {
   // An 8x8 image, window = stride = 2^31-1, every pad 2^31-2 (one less than the window, the largest allowed):
   // rows [-(2^31-2), 0] and [1, 2^31-1] make a 2x2 output whose cells are the max of {0} x {0}, {0} x [1,8),

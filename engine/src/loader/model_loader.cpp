@@ -161,6 +161,14 @@ Status build_nodes(const fb::Model& m, Graph* g) {
     if (!op->inputs() || !op->outputs()) return bad_model(where + ": missing input or output list");
     n.inputs.assign(op->inputs()->begin(), op->inputs()->end());
     n.outputs.assign(op->outputs()->begin(), op->outputs()->end());
+    // Conv2d's fourth input, a residual added before the activation, exists only in planned graphs
+    // (fuse_epilogue): the passes that run before it (squeeze-excite, selective kernel, channels-last stem)
+    // do not carry one, so a file that has it would lose it or misread its layout (docs/format.md).
+    if (n.type == OpType::kConv2d && n.inputs.size() > 3)
+      return bad_model(
+          where + ": Conv2d has " + std::to_string(n.inputs.size()) +
+          " inputs; a model file gives it 2 or 3 (src, weight, bias): its residual input is set by "
+          "the planner only");
     VITRT_RETURN_IF_ERROR(decode_op_options(*op, n.type, where, &n.attrs));
     g->nodes.push_back(std::move(n));
   }

@@ -59,10 +59,13 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   int32_t a = conv(x, "a1", 1, 1, Activation::kRelu);
   a = conv(a, "a2", 3, 1, Activation::kRelu);
   x = relu(add_op(conv(a, "a3", 1, 1, Activation::kNone), x, "a.add"), "a.relu");
-  // fused: downsample bottleneck, the downsample conv computed after the main branch's last conv, on the left
+  // fused: downsample bottleneck, the downsample conv computed after the main branch's last conv. The main
+  // branch's b2 is on the Add's left, so it is the conv that takes the residual, and that residual (down) is
+  // computed after b2: the fused conv must move to the Add's place (left where b2 was, it would read down
+  // before down is written).
   a = conv(conv(x, "b1", 1, 1, Activation::kRelu), "b2", 3, 2, Activation::kNone);
   const int32_t down = conv(x, "down", 1, 2, Activation::kNone);
-  x = relu(add_op(down, a, "b.add"), "b.relu");
+  x = relu(add_op(a, down, "b.add"), "b.relu");
   // left alone: the conv has a ReLU of its own
   x = relu(add_op(conv(x, "relu", 1, 1, Activation::kRelu), x, "relu.add"), "relu.relu");
   // left alone: a grouped conv

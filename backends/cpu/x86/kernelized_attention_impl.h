@@ -11,6 +11,7 @@
 
 #include "backends/cpu/x86/kernelized_attention_simd.h"
 #include "backends/cpu/x86/vec_fma.h"
+#include "backends/cpu/x86/xsimd_partial.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (reached through
 // xsimd::expm1) as uninitialised once they are inlined here.
@@ -23,20 +24,6 @@ namespace {
 
 template <class A>
 using KaVec = xsimd::batch<float, A>;
-
-template <class A>
-inline KaVec<A> ka_load_part(const float* p, int64_t n) {
-  alignas(64) float t[KaVec<A>::size] = {};
-  for (int64_t i = 0; i < n; ++i) t[i] = p[i];
-  return KaVec<A>::load_aligned(t);
-}
-
-template <class A>
-inline void ka_store_part(const KaVec<A>& x, float* p, int64_t n) {
-  alignas(64) float t[KaVec<A>::size];
-  x.store_aligned(t);
-  for (int64_t i = 0; i < n; ++i) p[i] = t[i];
-}
 
 template <class A>
 void ka_elu_rows(const float* src, int64_t lds, int64_t rows, int64_t n, float scale, float* dst,
@@ -55,7 +42,7 @@ void ka_elu_rows(const float* src, int64_t lds, int64_t rows, int64_t n, float s
     float* o = dst + r * ldd;
     int64_t j = 0;
     for (; j + W <= n; j += W) phi(B::load_unaligned(s + j)).store_unaligned(o + j);
-    if (j < n) ka_store_part<A>(phi(ka_load_part<A>(s + j, n - j)), o + j, n - j);
+    if (j < n) partial_store<A>(phi(partial_load<A>(s + j, n - j)), o + j, n - j);
   }
 }
 
@@ -66,7 +53,7 @@ float ka_sum(const float* x, int64_t n) {
   B acc(0.0f);
   int64_t j = 0;
   for (; j + W <= n; j += W) acc += B::load_unaligned(x + j);
-  if (j < n) acc += ka_load_part<A>(x + j, n - j);
+  if (j < n) acc += partial_load<A>(x + j, n - j);
   return xsimd::hadd(acc);
 }
 
@@ -77,7 +64,7 @@ float ka_dot(const float* a, const float* b, int64_t n) {
   B acc(0.0f);
   int64_t j = 0;
   for (; j + W <= n; j += W) acc = vec_fma(B::load_unaligned(a + j), B::load_unaligned(b + j), acc);
-  if (j < n) acc = vec_fma(ka_load_part<A>(a + j, n - j), ka_load_part<A>(b + j, n - j), acc);
+  if (j < n) acc = vec_fma(partial_load<A>(a + j, n - j), partial_load<A>(b + j, n - j), acc);
   return xsimd::hadd(acc);
 }
 

@@ -15,6 +15,7 @@
 #include "backends/cpu/x86/fma_tile.h"
 #include "backends/cpu/x86/linear_attention_simd.h"
 #include "backends/cpu/x86/vec_fma.h"
+#include "backends/cpu/x86/xsimd_partial.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y =
 // __Y;`, reached through xsimd::exp) as uninitialised once they are inlined here.
@@ -32,14 +33,6 @@ using LaVec = xsimd::batch<float, A>;
 template <class A>
 constexpr int la_max_vectors() {
   return LaVec<A>::size == 16 ? 4 : 2;
-}
-
-// Stores the first n (< width) lanes of x.
-template <class A>
-inline void la_store_part(const LaVec<A>& x, float* p, int64_t n) {
-  alignas(64) float t[LaVec<A>::size];
-  x.store_aligned(t);
-  for (int64_t i = 0; i < n; ++i) p[i] = t[i];
 }
 
 // ---- c (+)= a·b ----
@@ -270,7 +263,7 @@ inline void la_vconv_tile(const VConvArgs& a, int64_t i, int64_t y, int64_t x, i
       if (left >= W)
         res.store_unaligned(o + v * W);
       else
-        la_store_part<A>(res, o + v * W, left);
+        partial_store<A>(res, o + v * W, left);
     }
   }
 }

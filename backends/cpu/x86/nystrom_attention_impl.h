@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/x86/nystrom_attention_simd.h"
+#include "backends/cpu/x86/xsimd_partial.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (reached through
 // xsimd::exp) as uninitialised once they are inlined here.
@@ -22,29 +23,6 @@ namespace {
 
 template <class A>
 using NyVec = xsimd::batch<float, A>;
-
-// The first n (< width) floats of p, the other lanes `fill`.
-template <class A>
-inline NyVec<A> ny_load_part(const float* p, int64_t n, float fill) {
-  alignas(64) float t[NyVec<A>::size];
-  for (int64_t i = 0; i < static_cast<int64_t>(NyVec<A>::size); ++i) t[i] = i < n ? p[i] : fill;
-  return NyVec<A>::load_aligned(t);
-}
-
-template <class A>
-float ny_row_max(const float* row, int64_t n) {
-  using B = NyVec<A>;
-  constexpr int64_t W = B::size;
-  B best(-INFINITY);
-  int64_t j = 0;
-  for (; j + W <= n; j += W) best = xsimd::max(best, B::load_unaligned(row + j));
-  if (j < n) best = xsimd::max(best, ny_load_part<A>(row + j, n - j, -INFINITY));
-  alignas(64) float t[W];
-  best.store_aligned(t);
-  float m = t[0];
-  for (int64_t i = 1; i < W; ++i) m = t[i] > m ? t[i] : m;
-  return m;
-}
 
 template <class A>
 float ny_exp_sum(float* row, int64_t n, float max) {
@@ -61,7 +39,7 @@ float ny_exp_sum(float* row, int64_t n, float max) {
   if (j < n) {
     // Padding lanes at −∞ give exp 0 and add nothing.
     alignas(64) float t[W];
-    const B e = xsimd::exp(ny_load_part<A>(row + j, n - j, -INFINITY) - mv);
+    const B e = xsimd::exp(partial_load<A>(row + j, n - j, -INFINITY) - mv);
     e.store_aligned(t);
     for (int64_t i = 0; i < n - j; ++i) row[j + i] = t[i];
     acc += e;
@@ -83,7 +61,7 @@ template <class A>
 NystromSimd make_nystrom_simd(const char* name) {
   NystromSimd t;
   t.name = name;
-  t.row_max = &ny_row_max<A>;
+  t.row_max = &partial_row_max<A>;
   t.exp_sum = &ny_exp_sum<A>;
   t.scale = &ny_scale<A>;
   return t;

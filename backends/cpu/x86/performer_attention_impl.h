@@ -11,6 +11,7 @@
 
 #include "backends/cpu/x86/performer_attention_simd.h"
 #include "backends/cpu/x86/vec_fma.h"
+#include "backends/cpu/x86/xsimd_partial.h"
 
 // GCC 12 reports the deliberately undefined source operand of its own AVX-512 intrinsics (`__m512 __Y =
 // __Y;`, reached through xsimd::exp) as uninitialised once they are inlined here.
@@ -24,21 +25,6 @@ namespace {
 template <class A>
 using PfVec = xsimd::batch<float, A>;
 
-// The first n (< width) floats of p, the other lanes `fill`.
-template <class A>
-inline PfVec<A> pf_load_part(const float* p, int64_t n, float fill) {
-  alignas(64) float t[PfVec<A>::size];
-  for (int64_t i = 0; i < static_cast<int64_t>(PfVec<A>::size); ++i) t[i] = i < n ? p[i] : fill;
-  return PfVec<A>::load_aligned(t);
-}
-
-template <class A>
-inline void pf_store_part(const PfVec<A>& x, float* p, int64_t n) {
-  alignas(64) float t[PfVec<A>::size];
-  x.store_aligned(t);
-  for (int64_t i = 0; i < n; ++i) p[i] = t[i];
-}
-
 // fn(vector) -> vector over u[0, n) in place.
 template <class A, class Fn>
 inline void pf_map(float* u, int64_t n, const Fn& fn) {
@@ -46,7 +32,7 @@ inline void pf_map(float* u, int64_t n, const Fn& fn) {
   constexpr int64_t W = B::size;
   int64_t j = 0;
   for (; j + W <= n; j += W) fn(B::load_unaligned(u + j)).store_unaligned(u + j);
-  if (j < n) pf_store_part<A>(fn(pf_load_part<A>(u + j, n - j, 0.0f)), u + j, n - j);
+  if (j < n) partial_store<A>(fn(partial_load<A>(u + j, n - j, 0.0f)), u + j, n - j);
 }
 
 template <class A>
@@ -66,27 +52,12 @@ void pf_scale_rows(const float* src, int64_t lds, int64_t rows, int64_t d, float
       sq = vec_fma(x, x, sq);
     }
     if (t < d) {
-      const B x = pf_load_part<A>(s + t, d - t, 0.0f);
-      pf_store_part<A>(scale * x, o + t, d - t);
+      const B x = partial_load<A>(s + t, d - t, 0.0f);
+      partial_store<A>(scale * x, o + t, d - t);
       sq = vec_fma(x, x, sq);
     }
     sum_sq[r] = xsimd::hadd(sq);
   }
-}
-
-template <class A>
-float pf_row_max(const float* u, int64_t n) {
-  using B = PfVec<A>;
-  constexpr int64_t W = B::size;
-  B best(-INFINITY);
-  int64_t j = 0;
-  for (; j + W <= n; j += W) best = xsimd::max(best, B::load_unaligned(u + j));
-  if (j < n) best = xsimd::max(best, pf_load_part<A>(u + j, n - j, -INFINITY));
-  alignas(64) float t[W];
-  best.store_aligned(t);
-  float m = t[0];
-  for (int64_t i = 1; i < W; ++i) m = t[i] > m ? t[i] : m;
-  return m;
 }
 
 template <class A>
@@ -121,7 +92,7 @@ float pf_dot(const float* a, const float* b, int64_t n) {
   B acc(0.0f);
   int64_t j = 0;
   for (; j + W <= n; j += W) acc = vec_fma(B::load_unaligned(a + j), B::load_unaligned(b + j), acc);
-  if (j < n) acc = vec_fma(pf_load_part<A>(a + j, n - j, 0.0f), pf_load_part<A>(b + j, n - j, 0.0f), acc);
+  if (j < n) acc = vec_fma(partial_load<A>(a + j, n - j, 0.0f), partial_load<A>(b + j, n - j, 0.0f), acc);
   return xsimd::hadd(acc);
 }
 
@@ -130,7 +101,7 @@ PerformerSimd make_performer_simd(const char* name) {
   PerformerSimd t;
   t.name = name;
   t.scale_rows = &pf_scale_rows<A>;
-  t.row_max = &pf_row_max<A>;
+  t.row_max = &partial_row_max<A>;
   t.softmax_features = &pf_softmax_features<A>;
   t.relu_features = &pf_relu_features<A>;
   t.add_row = &pf_add_row<A>;

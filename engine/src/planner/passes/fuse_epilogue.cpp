@@ -109,44 +109,28 @@ class FuseEpiloguePass final : public Pass {
   // y = Add(Linear(...), r) with r ready before the Linear and of y's exact shape -> Linear(..., residual r):
   // the residual is added to each block of the product while it is in cache instead of in one more pass.
   static void fuse_residuals(Graph& g, const PassContext& ctx, bool* modified) {
-    const std::vector<int> consumers = consumer_counts(g);
-    std::vector<int32_t> producer(g.tensors.size(), -1);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int32_t o : g.nodes[i].outputs) producer[o] = static_cast<int32_t>(i);
-    std::vector<bool> erase(g.nodes.size(), false);
-    bool changed = false;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node& add = g.nodes[i];
-      if (add.type != OpType::kAdd || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
-      const Shape& out = g.tensors[add.outputs[0]].shape;
-      for (int side = 0; side < 2; ++side) {
-        const int32_t lin = add.inputs[side], res = add.inputs[1 - side];
-        const int32_t p = producer[lin];
-        if (p < 0 || erase[p] || g.nodes[p].type != OpType::kLinear || g.nodes[p].outputs.size() != 1 ||
-            g.nodes[p].inputs.size() > 3 || consumers[lin] != 1 || is_graph_output(g, lin) || lin == res ||
-            g.tensors[lin].shape != out || g.tensors[res].shape != out || producer[res] >= p)
-          continue;
-        Node fused = g.nodes[p];
-        fused.inputs.resize(3, kAbsent);
-        fused.inputs.push_back(res);
-        fused.outputs[0] = add.outputs[0];
-        fused.name = fused.name + "+" + (add.name.empty() ? "residual" : add.name);
-        if (ctx.backend && !ctx.backend->supports(fused)) continue;
-        g.nodes[p] = std::move(fused);
-        erase[i] = changed = true;
-        break;
-      }
-    }
-    if (changed) {
-      erase_nodes(g, erase);
-      *modified = true;
-    }
+    fuse_add_into_producer(g, ctx, OpType::kLinear, /*at_add=*/false, nullptr, modified);
   }
 
   // y = Add(Conv2d(...), r), the conv NCHW, ungrouped, with no activation, its result read by the Add alone
   // and of y's exact shape as r is -> Conv2d(..., residual r), placed where the Add was: r may be computed
   // after the conv (ResNet's downsample branch), and the conv's own inputs are all ready before the Add.
   static void fuse_conv_residuals(Graph& g, const PassContext& ctx, bool* modified) {
+    fuse_add_into_producer(
+        g, ctx, OpType::kConv2d, /*at_add=*/true,
+        [](const Node& conv, const Shape& out) {
+          const Conv2dAttrs& a = std::get<Conv2dAttrs>(conv.attrs);
+          return out.rank == 4 && !a.channels_last && a.groups == 1 && a.activation == Activation::kNone;
+        },
+        modified);
+  }
+
+  // The shared rewrite of the two above: Add(x, r) where x is the single-reader, non-output result of a
+  // `type` node with no residual yet and both operands have the Add's exact shape becomes that node with r
+  // as its fourth input, writing the Add's result. at_add: the fused node takes the Add's place (r may be
+  // computed after the producer); otherwise the producer's, and r must be ready before it.
+  static void fuse_add_into_producer(Graph& g, const PassContext& ctx, OpType type, bool at_add,
+                                     bool (*eligible)(const Node&, const Shape&), bool* modified) {
     const std::vector<int> consumers = consumer_counts(g);
     std::vector<int32_t> producer(g.tensors.size(), -1);
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -158,22 +142,21 @@ class FuseEpiloguePass final : public Pass {
       if (add.type != OpType::kAdd || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
       const Shape& out = g.tensors[add.outputs[0]].shape;
       for (int side = 0; side < 2; ++side) {
-        const int32_t conv = add.inputs[side], res = add.inputs[1 - side];
-        const int32_t p = producer[conv];
-        if (p < 0 || erase[p] || g.nodes[p].type != OpType::kConv2d || g.nodes[p].outputs.size() != 1 ||
-            g.nodes[p].inputs.size() > 3 || consumers[conv] != 1 || is_graph_output(g, conv) || conv == res ||
-            g.tensors[conv].shape != out || g.tensors[res].shape != out || out.rank != 4)
+        const int32_t x = add.inputs[side], res = add.inputs[1 - side];
+        const int32_t p = producer[x];
+        if (p < 0 || erase[p] || g.nodes[p].type != type || g.nodes[p].outputs.size() != 1 ||
+            g.nodes[p].inputs.size() > 3 || consumers[x] != 1 || is_graph_output(g, x) || x == res ||
+            g.tensors[x].shape != out || g.tensors[res].shape != out || (!at_add && producer[res] >= p) ||
+            (eligible && !eligible(g.nodes[p], out)))
           continue;
-        const Conv2dAttrs& a = std::get<Conv2dAttrs>(g.nodes[p].attrs);
-        if (a.channels_last || a.groups != 1 || a.activation != Activation::kNone) continue;
         Node fused = g.nodes[p];
         fused.inputs.resize(3, kAbsent);
         fused.inputs.push_back(res);
         fused.outputs[0] = add.outputs[0];
         fused.name = fused.name + "+" + (add.name.empty() ? "residual" : add.name);
         if (ctx.backend && !ctx.backend->supports(fused)) continue;
-        g.nodes[i] = std::move(fused);
-        erase[p] = changed = true;
+        g.nodes[at_add ? i : p] = std::move(fused);
+        erase[at_add ? p : i] = changed = true;
         break;
       }
     }

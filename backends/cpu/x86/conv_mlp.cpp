@@ -7,12 +7,16 @@
 // of going through memory twice as [B,N,Ch] tensors: 0.72-0.74x the op-by-op time at the 56x56 stages
 // (bench/mlp_pipeline.cpp). Same kernels as the op-by-op path (packed GEMM panels, the depthwise row kernel).
 // Threads take whole images when the batch divides evenly, otherwise images are cut into row segments
-// (each recomputing its own halo rows).
+// (each recomputing its own halo rows). Under session precision bf16 (ctx->bf16, docs/architecture.md §7.1)
+// fc1 and fc2 run on the AVX512-BF16 packed GEMM (packed_linear_bf16.h): weights in bf16 pairs at plan time,
+// each band's rows rounded into pairs in the thread's workspace; the depthwise conv, the activations, the
+// biases and the residual stay fp32.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
@@ -20,6 +24,7 @@
 #include "backends/cpu/x86/depthwise_nhwc.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/packed_linear.h"
+#include "backends/cpu/x86/packed_linear_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
 
 namespace vitrt {
@@ -36,16 +41,30 @@ class ConvMlpKernel final : public ref::RefKernel {
         rows_(band_rows),
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads),
         ch_(plan.src_shapes[1][0]),
-        fc1_(ctx_->isa == X86Isa::kAvx512, plan.src_tensors[1]->f32(), ch_, plan.src_shapes[1][1],
-             band_rows * a.width, ctx_->options.gemm_tile),
-        fc2_(ctx_->isa == X86Isa::kAvx512, plan.src_tensors[5]->f32(), plan.src_shapes[5][0], ch_,
-             band_rows * a.width, ctx_->options.gemm_tile),
-        dw_(std::move(dw)) {}
-  bool ok() const { return fc1_.ok() && fc2_.ok(); }
+        c_(plan.src_shapes[1][1]),
+        co_(plan.src_shapes[5][0]),
+        dw_(std::move(dw)) {
+    const float *w1 = plan.src_tensors[1]->f32(), *w2 = plan.src_tensors[5]->f32();
+    const int64_t rows = band_rows * a.width;
+    const int tile = ctx_->options.gemm_tile;
+    if (ctx_->bf16) {
+      fc1b_.emplace(w1, ch_, c_, rows, tile);
+      fc2b_.emplace(w2, co_, ch_, rows, tile);
+    } else {
+      const bool avx512 = ctx_->isa == X86Isa::kAvx512;
+      fc1_.emplace(avx512, w1, ch_, c_, rows, tile);
+      fc2_.emplace(avx512, w2, co_, ch_, rows, tile);
+    }
+  }
+  bool ok() const { return fc1b_ ? fc1b_->ok() && fc2b_->ok() : fc1_->ok() && fc2_->ok(); }
 
-  // Per thread: the fc1 band (rows + 2·pad_h rows) and the conv's output band (rows).
-  static int64_t thread_floats(const ConvMlpAttrs& a, int64_t rows, int64_t ch) {
-    return round16((rows + 2 * a.pad_h) * a.width * ch) + round16(rows * a.width * ch);
+  // Per thread: the fc1 band (rows + 2·pad_h rows), the conv's output band (rows) and, in bf16, the larger
+  // of the two GEMMs' inputs in pairs.
+  static int64_t thread_floats(const ConvMlpAttrs& a, int64_t rows, int64_t c, int64_t ch, bool bf16) {
+    const int64_t in_rows = (rows + 2 * a.pad_h) * a.width;
+    const int64_t pairs =
+        bf16 ? round16(std::max(in_rows * gemm_bf16_pairs(c), rows * a.width * gemm_bf16_pairs(ch))) : 0;
+    return round16(in_rows * ch) + round16(rows * a.width * ch) + pairs;
   }
 
  protected:
@@ -54,12 +73,12 @@ class ConvMlpKernel final : public ref::RefKernel {
       if (args.src[i]->shape != planned_src_[i]) return fail("weight shapes differ from the plan");
     auto in = [&](int i) { return i < args.num_src && args.src[i] ? args.src[i]->f32() : nullptr; };
     const int threads = run_threads(args, planned_threads_);
-    const int64_t per_thread = thread_floats(a_, rows_, ch_);
+    const int64_t per_thread = thread_floats(a_, rows_, c_, ch_, ctx_->bf16);
     VITRT_RETURN_IF_ERROR(check_workspace(args, per_thread * threads));
     const float* b1 = in(2);
     const float* b2 = in(6);
-    if (b1) std::copy(b1, b1 + fc1_.n, fc1_.bias.data());  // zero-padded to whole panels
-    if (b2) std::copy(b2, b2 + fc2_.n, fc2_.bias.data());
+    if (b1) std::copy(b1, b1 + ch_, fc1b_ ? fc1b_->bias.data() : fc1_->bias.data());  // zero-padded to panels
+    if (b2) std::copy(b2, b2 + co_, fc2b_ ? fc2b_->bias.data() : fc2_->bias.data());
     const int64_t batch = args.src[0]->shape[0], h = a_.height;
     // Row segments per image: enough that the (image, segment) tasks split evenly over the threads.
     const int64_t segments =
@@ -79,9 +98,11 @@ class ConvMlpKernel final : public ref::RefKernel {
     ThreadPool::parallel_for(batch * segments, threads, [&](int64_t lo, int64_t hi, int t) {
       float* rows_in = workspace + t * per_thread;
       float* rows_out = rows_in + round16((rows_ + 2 * a_.pad_h) * a_.width * ch_);
+      float* pairs = rows_out + round16(rows_ * a_.width * ch_);
       for (int64_t task = lo; task < hi; ++task) {
         const int64_t s = task % segments;
-        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out);
+        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out,
+                    pairs);
       }
     });
     return Status::Ok();
@@ -99,9 +120,10 @@ class ConvMlpKernel final : public ref::RefKernel {
   // Output rows [y0, y1) of image b, a band of rows_ rows at a time. `rows_in` holds fc1 rows [lo, hi) of
   // the image, row lo first; the conv sees it as an image of hi - lo rows, whose edges are the real image's
   // edges exactly where the band touches them.
-  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in,
-                   float* rows_out) const {
-    const int64_t w = a_.width, h = a_.height, n = h * w, c = fc1_.k, co = fc2_.n, row = w * ch_;
+  // `pairs`: the bf16 GEMMs' rounded inputs (unused in fp32).
+  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in, float* rows_out,
+                   float* pairs) const {
+    const int64_t w = a_.width, h = a_.height, n = h * w, c = c_, co = co_, row = w * ch_;
     const float* src = band.src + b * n * c;
     auto dw_row = ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512 : depthwise_nhwc_row_avx2;
     int64_t lo = 0, hi = 0;
@@ -111,8 +133,8 @@ class ConvMlpKernel final : public ref::RefKernel {
       const int64_t kept = hi > need_lo ? hi - need_lo : 0;
       if (kept) std::memmove(rows_in, rows_in + (need_lo - lo) * row, static_cast<size_t>(kept * row) * 4);
       if (need_hi > need_lo + kept)
-        fc1_.run(src + (need_lo + kept) * w * c, (need_hi - need_lo - kept) * w, band.bias1,
-                 gemm_act(a_.fc1_activation), nullptr, rows_in + kept * row, ch_);
+        linear(fc1_, fc1b_, src + (need_lo + kept) * w * c, (need_hi - need_lo - kept) * w, band.bias1,
+               a_.fc1_activation, nullptr, rows_in + kept * row, ch_, pairs);
       lo = need_lo, hi = need_hi;
       DepthwiseRow r = band.conv;
       r.src = rows_in;
@@ -123,18 +145,29 @@ class ConvMlpKernel final : public ref::RefKernel {
         dw_row(r);
       }
       const int64_t at = (b * n + r0 * w) * co;
-      fc2_.run(rows_out, (r1 - r0) * w, band.bias2, gemm_act(a_.fc2_activation),
-               band.residual ? band.residual + at : nullptr, band.dst + at, co);
+      linear(fc2_, fc2b_, rows_out, (r1 - r0) * w, band.bias2, a_.fc2_activation,
+             band.residual ? band.residual + at : nullptr, band.dst + at, co, pairs);
     }
+  }
+
+  // fc1 or fc2 on whichever GEMM the precision chose.
+  static void linear(const std::optional<PackedLinear>& f32, const std::optional<PackedLinearBf16>& bf16,
+                     const float* src, int64_t m, bool bias, Activation act, const float* residual,
+                     float* dst, int64_t ldc, float* pairs) {
+    if (bf16)
+      bf16->run(src, m, bias, gemm_act(act), residual, dst, ldc, pairs);
+    else
+      f32->run(src, m, bias, gemm_act(act), residual, dst, ldc);
   }
 
   std::shared_ptr<Context> ctx_;
   ConvMlpAttrs a_;
   int64_t rows_;
   int planned_threads_;
-  int64_t ch_;
-  PackedLinear fc1_, fc2_;
-  std::vector<float> dw_;  // [kh][kw][Ch]
+  int64_t ch_, c_, co_;                          // hidden, input and output widths
+  std::optional<PackedLinear> fc1_, fc2_;        // fp32
+  std::optional<PackedLinearBf16> fc1b_, fc2b_;  // session precision bf16
+  std::vector<float> dw_;                        // [kh][kw][Ch]
 };
 
 }  // namespace
@@ -168,11 +201,14 @@ Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& pl
   auto k = std::make_unique<ConvMlpKernel>(plan, ctx, *a, rows, std::move(dw));
   if (!k->ok()) return out_of_memory("ConvMlp '" + plan.node->name + "': cannot allocate the packed weights");
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
-  info->workspace_bytes = static_cast<size_t>(ConvMlpKernel::thread_floats(*a, rows, ch) * threads) * 4;
+  info->workspace_bytes =
+      static_cast<size_t>(ConvMlpKernel::thread_floats(*a, rows, plan.src_shapes[1][1], ch, ctx->bf16) *
+                          threads) *
+      4;
   if (ctx->options.verbose)
-    std::fprintf(stderr, "vitrt x86: ConvMlp '%s' %s, hidden %lld: bands of %lld rows\n",
+    std::fprintf(stderr, "vitrt x86: ConvMlp '%s' %s, hidden %lld: bands of %lld rows%s\n",
                  plan.node->name.c_str(), xs.str().c_str(), static_cast<long long>(ch),
-                 static_cast<long long>(rows));
+                 static_cast<long long>(rows), ctx->bf16 ? ", fc1/fc2 in bf16" : "");
   *kernel = std::move(k);
   return Status::Ok();
 }

@@ -100,7 +100,9 @@ class X86Backend final : public Backend {
   std::string precision_report() const override {
     if (ctx_->bf16)
       return "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's "
-             "products, SOFT's K1·W and LaViT's reused scores Ψ·T on AVX512-BF16 (bf16 operands, fp32 sums); "
+             "products, ConvMlp's fc1 and fc2, SOFT's K1·W and LaViT's reused scores Ψ·T on AVX512-BF16 "
+             "(bf16 "
+             "operands, fp32 sums); "
              "attention with a bias, mask or scores output, and every other op, fp32";
     if (!ctx_->options.bf16) return "fp32";
     return ctx_->isa == X86Isa::kAvx512 ? "fp32: bf16 was asked for, but this CPU has no AVX512-BF16"

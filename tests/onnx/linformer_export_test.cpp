@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // Linformer ViTs as torch.onnx.export writes them (fixture onnx_linformer_cases,
-// tools/reference/make_onnx_linformer_cases.py: vitrt_reference/deit.py with fairseq's and lucidrains'
-// Linformer layouts, shared compressions included, depth 2): each converts, every attention plans to one
-// SoftmaxAttention on N queries and k < N compressed keys (fuse_attention) with no Softmax left, the
-// compression stays outside it, and on ref and cpu, fused and with fuse_attention disabled, the logits are
-// within 1e-4 of PyTorch's float64 logits relative to their largest magnitude, with the same argmax, at batch
-// 1 and 2, with poisoned activations. Near misses (a per-channel scale on q before its split, the softmax
-// over the queries) stay unfused, and so do lucidrains' one_kv_head and mlpen's LRA form (blocks 0 in the
-// manifest: they compress after the head split), which must still match PyTorch.
+// tools/reference/make_onnx_linformer_cases.py: vitrt_reference/deit.py with fairseq's, lucidrains' and
+// mlpen's LRA Linformer layouts, shared compressions and one_kv_head included, d = 16 and d = 7, depth 2):
+// each converts, every attention plans to one SoftmaxAttention on N queries and k < N compressed keys
+// (fuse_attention) with no Softmax left, the compression stays outside it, and on ref and cpu, fused and with
+// fuse_attention disabled, the logits are within 1e-4 of PyTorch's float64 logits relative to their largest
+// magnitude, with the same argmax, at batch 1 and 2, with poisoned activations. In the one_kv_head and LRA
+// forms the compressed keys exist only as heads [B,h,k,d] and the fused op reads them merged into tokens.
+// Near misses (a per-channel scale on q before its split, the softmax over the queries) stay unfused.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -28,7 +28,7 @@ using namespace vitrt;
 TEST_CASE(
     "exported Linformer ViTs (fairseq and lucidrains layouts) plan to SoftmaxAttention and match PyTorch") {
   const std::string dir = test::export_fixture_dir("onnx_linformer_cases");
-  const nlohmann::json manifest = test::read_export_manifest(dir, 6);
+  const nlohmann::json manifest = test::read_export_manifest(dir, 8);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
     test::ExportedCase ec;

@@ -17,9 +17,11 @@ Cases (32x32 images, patch 8: N = 17 tokens, width 48, 3 heads of d = 16, 5 clas
   lucidrains: proj_k / proj_v trained for 20 tokens (rows [:17]), k = 8;
   lucidrains_shared: share_kv (values are the compressed keys), k = 6;
   lucidrains_one_kv_head: one_kv_head (one key/value head expanded to every query head), k = 6;
-  lra: mlpen's LRA Linformer, one E [3, 7, 20] shared by K, V and both blocks (E[:, :, :17] used).
-The last two stay plain ops (blocks 0): the compression comes after the head split there, and the fused
-SoftmaxAttention reads compressed k and v as [B, k, C] tokens (docs/linear_attention.md, Linformer).
+  lucidrains_one_kv_head_d7: the same at width 21, 3 heads of d = 7, trained for 19 tokens, k = 5;
+  lra: mlpen's LRA Linformer, one E [3, 7, 20] shared by K, V and both blocks (E[:, :, :17] used);
+  lra_d7: the same at width 7, one head of d = 7 (scores divided by sqrt(7), not a power of 2), E [1, 5, 17].
+In the one_kv_head and LRA forms the compressed keys exist only as heads [B, h, k, d]; fuse_attention merges
+them into the [B, k, C] tokens the fused SoftmaxAttention reads (docs/linear_attention.md, Linformer).
 """
 import argparse
 import json
@@ -40,9 +42,13 @@ CASES = {
     "lucidrains": lambda d, h: LinformerLucidrains(d, h, seq_len=20, k=8),
     "lucidrains_shared": lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS, k=6, share_kv=True),
     "lucidrains_one_kv_head": lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS, k=6, one_kv_head=True),
+    "lucidrains_one_kv_head_d7": lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS + 2, k=5, one_kv_head=True),
     "lra": None,  # lra_factory(): one E per model
+    "lra_d7": None,
 }
-UNFUSED = ("lucidrains_one_kv_head", "lra")
+# (embed_dim, heads) where not (48, 3); the LRA cases' (k, trained length) of E
+WIDTH = {"lucidrains_one_kv_head_d7": (21, 3), "lra_d7": (7, 1)}
+LRA_E = {"lra": (7, 20), "lra_d7": (5, TOKENS)}
 
 
 def lra_factory(k, length):
@@ -80,8 +86,9 @@ def main():
     gen = torch.Generator().manual_seed(11)
     cases = {}
     for name, factory in CASES.items():
-        model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=48, depth=2, num_heads=3,
-                                  attn_factory=factory or lra_factory(7, 20)).eval()
+        dim, heads = WIDTH.get(name, (48, 3))
+        model = VisionTransformer(img_size=32, patch_size=8, num_classes=5, embed_dim=dim, depth=2, num_heads=heads,
+                                  attn_factory=factory or lra_factory(*LRA_E[name])).eval()
         sharpen(model, gen)
         x = torch.randn(2, 3, 32, 32, generator=gen)
         with warnings.catch_warnings():
@@ -93,7 +100,7 @@ def main():
             y64 = model.double()(x.double()).numpy()
         np.save(os.path.join(args.out, f"{name}.input.npy"), x.numpy())
         np.save(os.path.join(args.out, f"{name}.logits64.npy"), y64)
-        cases[name] = {"blocks": 0 if name in UNFUSED else 2}
+        cases[name] = {"blocks": 2}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1, sort_keys=True)
 

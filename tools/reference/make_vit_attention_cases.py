@@ -121,6 +121,20 @@ def main():
         W.add(name, m, "deit_tiny", seed, x, l32, l64, "model.pth", "raw",
               extra=dict(convert_options=dict(attn=attn, heads=str(HEADS))))
 
+    # Linformer layouts whose compressed keys are heads [B, h, k, d] (mlpen's LRA form, lucidrains' one_kv_head) as
+    # --emit primitive writes them: fuse_attention must make each attention one SoftmaxAttention again.
+    for j, (name, factory) in enumerate([
+            ("linformer_lra_primitive", linformer_lra(k=5, length=TOKENS)),
+            ("linformer_one_kv_head_primitive",
+             lambda d, h: LinformerLucidrains(d, h, seq_len=TOKENS + 2, k=6, one_kv_head=True))]):
+        seed = 321 + j
+        x = R.make_images(M.BATCH, IMG, seed=seed)
+        mdl, l32, l64 = M.calibrate(model_with(factory, seed), seed, x, name)
+        R.save_in_container(W.path(name, "model.pth"), R.clone_state_dict(mdl), "raw")
+        W.add(name, mdl, "deit_tiny", seed, x, l32, l64, "model.pth", "raw",
+              extra=dict(convert_options=dict(attn="auto", heads=str(HEADS), emit="primitive"),
+                         planned_ops={"SoftmaxAttention": DEPTH, "Softmax": 0}))
+
     # Nyströmformer (the official LRA wrapper, Q and K / d^(1/4)): 17 tokens in 4 or 5 landmarks (the T2T segment
     # rule), fused and as --emit primitive writes it (fuse_nystrom_attention must restore it). Per (b,h) init
     # with the V conv, m from --landmarks; the official "original" global init without it, m from the checkpoint

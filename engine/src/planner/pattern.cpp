@@ -128,9 +128,10 @@ bool match_pattern(const Graph& g, const GraphIndex& index, const Pattern& p, si
 
 bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
                    const std::function<bool(const GraphIndex&, size_t, Match*, Node*)>& fuse,
-                   const std::function<bool(Graph&, Node*)>& complete) {
+                   const std::function<bool(Graph&, Node*, std::vector<Node>*)>& complete) {
   GraphIndex index(g);
   std::vector<bool> erase(g.nodes.size(), false);
+  std::vector<std::vector<Node>> before(g.nodes.size());
   bool modified = false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (erase[i] || !is_root(g.nodes[i])) continue;
@@ -143,16 +144,27 @@ bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(co
     fused.name = g.nodes[i].name;
     fused.version = lowest_op_version(fused.type, fused.attrs);
     const size_t tensors = g.tensors.size();
-    if ((complete && !complete(g, &fused)) || (ctx.backend && !ctx.backend->supports(fused))) {
+    std::vector<Node> ahead;
+    bool ok = !complete || complete(g, &fused, &ahead);
+    for (Node& n : ahead) n.version = lowest_op_version(n.type, n.attrs);
+    if (ok && ctx.backend) {
+      ok = ctx.backend->supports(fused);
+      for (const Node& n : ahead) ok = ok && ctx.backend->supports(n);
+    }
+    if (!ok) {
       g.tensors.erase(g.tensors.begin() + static_cast<std::ptrdiff_t>(tensors), g.tensors.end());
       continue;
     }
+    // The added tensors have no producer in the node list yet and one reader (the fused node).
+    index.producer.resize(g.tensors.size(), -1);
+    index.consumers.resize(g.tensors.size(), 1);
     for (const auto& kv : m.nodes) erase[kv.second] = kv.second != i;
     for (int32_t o : fused.outputs) index.producer[o] = static_cast<int32_t>(i);
     g.nodes[i] = std::move(fused);
+    before[i] = std::move(ahead);
     modified = true;
   }
-  if (modified) erase_nodes(g, erase);
+  if (modified) splice_nodes(g, erase, &before);
   return modified;
 }
 

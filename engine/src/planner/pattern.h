@@ -61,12 +61,13 @@ struct PassContext;
 // root is replaced (named after it, at the lowest op version its attributes need) unless a node of the match
 // was taken by an earlier fusion or the session's backend does not support the fused node; the match's other
 // nodes are erased. `complete`, when given, runs once the match overlaps no earlier fusion and before the
-// backend is asked: it may add tensors the fused node reads (a constant seen under another shape), which are
-// removed again when the fusion is rejected after all, and returns false to reject it. Returns whether any
-// node was fused.
+// backend is asked: it may add tensors the fused node reads (a constant seen under another shape) and nodes
+// in *before that compute some of them from tensors outside the match (a merge of heads the fused op reads as
+// tokens; they run just ahead of the fused node and the backend must support each), all removed again when
+// the fusion is rejected after all, and returns false to reject it. Returns whether any node was fused.
 bool fuse_at_roots(Graph& g, const PassContext& ctx, const std::function<bool(const Node&)>& is_root,
                    const std::function<bool(const GraphIndex&, size_t root, Match*, Node* fused)>& fuse,
-                   const std::function<bool(Graph&, Node* fused)>& complete = {});
+                   const std::function<bool(Graph&, Node* fused, std::vector<Node>* before)>& complete = {});
 
 // The first of `patterns` that matches with its root at node `root` (match_pattern on each in turn).
 template <size_t N>

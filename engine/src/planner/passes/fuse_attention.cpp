@@ -3,9 +3,11 @@
 // fuse_attention: finds attention written as plain ops (vitrt-convert --emit primitive, i.e. PyTorch's own
 // reshape / permute / unbind / matmul / scale / softmax sequence) and rewrites it into the fused op, so that
 // a primitive-emitted model plans and runs exactly like a fused-emitted one:
-//   softmax attention (packed qkv, q + packed kv, separate q/k/v; the scale on the product or on q; with or
-//   without an added score bias, and after it Swin's shifted-window mask added per window through a view
-//   [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside) -> SoftmaxAttention
+//   softmax attention (packed qkv, q + packed kv, separate q/k/v, or k and v given as heads [B,h,Nk,d] as
+//   the LRA and one_kv_head Linformer exports leave them, merged into tokens ahead of the fused op; the scale
+//   on the product or on q; with or without an added score bias, and after it Swin's shifted-window mask
+//   added per window through a view [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside)
+//   -> SoftmaxAttention
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
 //   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
@@ -72,8 +74,9 @@ enum class ScoreTerms { kNone, kBias, kBiasMask };
 
 // Where the scalar scale multiplies: the scores (q·kᵀ)·scale; the heads of q, (q·scale)·kᵀ (torchvision's
 // Swin); or q before its head split, (q_src·scale).reshape(...) (fairseq's Linformer export, separate q, k,
-// v).
-enum class ScaleAt { kScores, kQHeads, kQInput };
+// v). kScoresDiv: the scores divided by a scalar, (q·kᵀ) / c (mlpen's LRA Linformer, c = √d; the importer
+// writes a Mul only for powers of 2), which the fused op multiplies by fl(1/c): a last-bit difference.
+enum class ScaleAt { kScores, kQHeads, kQInput, kScoresDiv };
 
 struct AttentionPattern {
   Pattern pattern;
@@ -82,6 +85,7 @@ struct AttentionPattern {
   ScoreTerms terms;
   std::string scores;  // the pre-softmax scores' value
   bool kv_shared;      // separate inputs whose values are the keys
+  bool kv_heads;       // k and v captured as heads [B,h,Nk,d]: the rewrite merges them into tokens
 };
 
 std::vector<AttentionPattern> softmax_attention_patterns() {
@@ -93,24 +97,33 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
   const Ops k_t_direct = {{"k.heads", OpType::kReshape, {"k_in"}},
                           {"k_t", OpType::kTranspose, {"k.heads"}, perm_is({0, 2, 3, 1})}};
   // Values that are the keys (lucidrains' share_kv, exported with one head split for both): v = k.
+  // Keys and values that only exist as heads [B,h,Nk,d], captured as they are: mlpen's LRA Linformer
+  // compresses each head, E_h·K_h, and lucidrains' one_kv_head expands one key/value head to every head
+  // (docs/linear_attention.md, Linformer). The fused op reads k and v as [B,Nk,C] tokens, so the rewrite
+  // merges the heads ahead of it (Transpose (0,2,1,3) + Reshape, the inverse of the op's own split).
   struct Layout {
     AttentionInputs layout;
     Ops heads;
     bool kv_shared;
+    bool kv_heads;
   };
   const Layout layouts[] = {
-      {AttentionInputs::kQkvPacked, unbind_heads("qkv", {"q", "k", "v"}) + k_t, false},
-      {AttentionInputs::kQKvPacked, split_heads("q_in", "q") + unbind_heads("kv", {"k", "v"}) + k_t, false},
-      {AttentionInputs::kSeparate,
-       split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + split_heads("v_in", "v", true) + k_t,
+      {AttentionInputs::kQkvPacked, unbind_heads("qkv", {"q", "k", "v"}) + k_t, false, false},
+      {AttentionInputs::kQKvPacked, split_heads("q_in", "q") + unbind_heads("kv", {"k", "v"}) + k_t, false,
        false},
       {AttentionInputs::kSeparate,
-       split_heads("q_in", "q", true) + k_t_direct + split_heads("v_in", "v", true), false},
+       split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + split_heads("v_in", "v", true) + k_t,
+       false, false},
+      {AttentionInputs::kSeparate,
+       split_heads("q_in", "q", true) + k_t_direct + split_heads("v_in", "v", true), false, false},
       {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + k_t,
-       true}};
-  for (const auto& [layout, heads, kv_shared] : layouts) {
-    for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput}) {
+       true, false},
+      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, false, true},
+      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, true, true}};
+  for (const auto& [layout, heads, kv_shared, kv_heads] : layouts) {
+    for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput, ScaleAt::kScoresDiv}) {
       if (scale_at == ScaleAt::kQInput && layout != AttentionInputs::kSeparate) continue;
+      if (scale_at == ScaleAt::kScoresDiv && !kv_heads) continue;
       for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
         Ops ops = heads;
         if (scale_at == ScaleAt::kQHeads)
@@ -119,8 +132,12 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
         else if (scale_at == ScaleAt::kQInput)
           ops = ops + Ops{{"q_in", OpType::kMul, {"q_src", "scale"}}, {"qk", OpType::kMatMul, {"q", "k_t"}}};
         else
-          ops = ops + Ops{{"qk", OpType::kMatMul, {"q", "k_t"}}, {"scaled", OpType::kMul, {"qk", "scale"}}};
-        std::string scores = scale_at == ScaleAt::kScores ? "scaled" : "qk";
+          ops =
+              ops +
+              Ops{{"qk", OpType::kMatMul, {"q", "k_t"}},
+                  {"scaled", scale_at == ScaleAt::kScoresDiv ? OpType::kDiv : OpType::kMul, {"qk", "scale"}}};
+        std::string scores =
+            scale_at == ScaleAt::kScores || scale_at == ScaleAt::kScoresDiv ? "scaled" : "qk";
         if (terms != ScoreTerms::kNone) {
           ops.push_back({"biased", OpType::kAdd, {scores, "bias"}});
           scores = "biased";
@@ -138,7 +155,8 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
                        scale_at,
                        terms,
                        scores,
-                       kv_shared});
+                       kv_shared,
+                       kv_heads});
       }
     }
   }
@@ -433,15 +451,35 @@ int32_t add_mask_view(Graph& g, int32_t constant, int64_t windows) {
   return g.add_tensor(std::move(v));
 }
 
+// kv_heads patterns: k and v (the same tensor when shared) must be heads [B,h,Nk,d] with q's batch axis, h
+// and d, and one static Nk >= 1, so that their merge is [B,Nk,h·d] tokens the fused op splits back exactly.
+bool kv_heads_fit(const Graph& g, const Match& m, const AttentionPattern& ap, int64_t h, int64_t d) {
+  const Shape& q = g.tensors[m.tensor("q")].shape;  // [B,h,N,d]
+  const Shape& k = g.tensors[m.tensor("k")].shape;
+  const Shape& v = g.tensors[m.tensor(ap.kv_shared ? "k" : "v")].shape;
+  return q.rank == 4 && k.rank == 4 && k[0] == q[0] && k[1] == h && k[2] != kDynamicDim && k[2] >= 1 &&
+         k[3] == d && v == k;
+}
+
+// The scale as the fused op multiplies it: the scalar factor, or fl(1/c) for a division by a scalar c.
+bool attention_scale_of(const Graph& g, const Match& m, ScaleAt at, float* scale) {
+  if (at != ScaleAt::kScoresDiv) return scalar_constant(g, m.tensor("scale"), scale);
+  float c;
+  if (!scalar_constant(g, m.tensor("scale"), &c) || !std::isfinite(c) || c == 0) return false;
+  *scale = 1.0f / c;
+  return std::isfinite(*scale);
+}
+
 bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Match& m,
                                const AttentionPattern& ap, Node* fused, int64_t* windows) {
   int64_t h, d;
   SoftmaxAttentionAttrs a;
-  if (!heads_of(g, m, &h, &d) || !scalar_constant(g, m.tensor("scale"), &a.scale)) return false;
+  if (!heads_of(g, m, &h, &d) || !attention_scale_of(g, m, ap.scale_at, &a.scale)) return false;
+  if (ap.kv_heads && !kv_heads_fit(g, m, ap, h, d)) return false;
   if (ap.terms == ScoreTerms::kBiasMask && !window_mask_of(g, m, windows)) return false;
   a.num_heads = static_cast<int32_t>(h);
   a.inputs = ap.layout;
-  a.scale_on_q = ap.scale_at != ScaleAt::kScores;
+  a.scale_on_q = ap.scale_at == ScaleAt::kQHeads || ap.scale_at == ScaleAt::kQInput;
   fused->type = OpType::kSoftmaxAttention;
   fused->attrs = a;
   switch (ap.layout) {
@@ -452,8 +490,10 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
       fused->inputs = {m.tensor("q_in"), m.tensor("kv")};
       break;
     case AttentionInputs::kSeparate:
-      fused->inputs = {m.tensor(ap.scale_at == ScaleAt::kQInput ? "q_src" : "q_in"), m.tensor("k_in"),
-                       m.tensor(ap.kv_shared ? "k_in" : "v_in")};
+      // kv_heads: k and v are still heads here; the pass's completion merges them into tokens.
+      fused->inputs = {m.tensor(ap.scale_at == ScaleAt::kQInput ? "q_src" : "q_in"),
+                       m.tensor(ap.kv_heads ? "k" : "k_in"),
+                       m.tensor(ap.kv_heads ? (ap.kv_shared ? "k" : "v") : (ap.kv_shared ? "k_in" : "v_in"))};
       break;
   }
   if (ap.terms != ScoreTerms::kNone) fused->inputs.push_back(m.tensor("bias"));
@@ -589,6 +629,28 @@ int32_t add_vector_view(Graph& g, int32_t constant) {
   return g.add_tensor(std::move(v));
 }
 
+// Heads [B,h,Nk,d] -> tokens [B,Nk,h·d]: Transpose (0,2,1,3) then Reshape, appended to *nodes; returns the
+// tokens tensor. The inverse of SoftmaxAttention's own head split of its k and v inputs.
+int32_t merge_heads(Graph& g, int32_t heads, const std::string& name, std::vector<Node>* nodes) {
+  const Shape s = g.tensors[heads].shape;
+  Node perm;
+  perm.type = OpType::kTranspose;
+  perm.attrs = TransposeAttrs{{0, 2, 1, 3}};
+  perm.inputs = {heads};
+  perm.name = name + ".per_token";
+  perm.outputs = {g.add_activation(perm.name, Shape{s[0], s[2], s[1], s[3]})};
+  Node merge;
+  merge.type = OpType::kReshape;
+  merge.attrs = ReshapeAttrs{{0, s[2], s[1] * s[3]}};
+  merge.inputs = {perm.outputs[0]};
+  merge.name = name;
+  merge.outputs = {g.add_activation(name, Shape{s[0], s[2], s[1] * s[3]})};
+  const int32_t tokens = merge.outputs[0];
+  nodes->push_back(std::move(perm));
+  nodes->push_back(std::move(merge));
+  return tokens;
+}
+
 class FuseAttentionPass final : public Pass {
  public:
   const char* name() const override { return "fuse_attention"; }
@@ -597,16 +659,25 @@ class FuseAttentionPass final : public Pass {
   }
 
   Status run(Graph& g, const PassContext& ctx, bool* modified) override {
-    int64_t windows = 0;  // the last match's Swin window count (its window mask), 0 without one
+    int64_t windows = 0;    // the last match's Swin window count (its window mask), 0 without one
+    bool kv_heads = false;  // the last match read k and v as heads (a kv_heads pattern)
     const auto fuse = [&](const GraphIndex& index, size_t root, Match* m, Node* fused) {
       windows = 0;
-      return try_all(g, index, root, m, fused, &windows);
+      kv_heads = false;
+      return try_all(g, index, root, m, fused, &windows, &kv_heads);
     };
-    // The fused ops read some constants under another shape: views added here (removed on rejection).
-    const auto complete = [&](Graph& graph, Node* fused) {
+    // The fused ops read some constants under another shape: views added here (removed on rejection); heads
+    // of k and v are merged into tokens by nodes ahead of the fused op.
+    const auto complete = [&](Graph& graph, Node* fused, std::vector<Node>* before) {
       if (fused->type == OpType::kAttentionResidual && graph.tensors[fused->inputs[5]].shape.rank != 1)
         fused->inputs[5] = add_vector_view(graph, fused->inputs[5]);
       if (windows > 0) fused->inputs.back() = add_mask_view(graph, fused->inputs.back(), windows);
+      if (kv_heads) {
+        const bool shared = fused->inputs[1] == fused->inputs[2];
+        fused->inputs[1] = merge_heads(graph, fused->inputs[1], fused->name + ".k_tokens", before);
+        fused->inputs[2] = shared ? fused->inputs[1]
+                                  : merge_heads(graph, fused->inputs[2], fused->name + ".v_tokens", before);
+      }
       return same_shapes(graph, *fused, windows > 0 ? windows : 1);
     };
     if (fuse_at_roots(
@@ -616,14 +687,16 @@ class FuseAttentionPass final : public Pass {
   }
 
  private:
-  bool try_all(const Graph& g, const GraphIndex& index, size_t i, Match* m, Node* fused,
-               int64_t* windows) const {
+  bool try_all(const Graph& g, const GraphIndex& index, size_t i, Match* m, Node* fused, int64_t* windows,
+               bool* kv_heads) const {
     const OpType t = g.nodes[i].type;
     if (t == OpType::kReshape) {
       for (const auto& ap : softmax_patterns_)
         if (match_pattern(g, index, ap.pattern, i, m) &&
-            rewrite_softmax_attention(g, index, *m, ap, fused, windows))
+            rewrite_softmax_attention(g, index, *m, ap, fused, windows)) {
+          *kv_heads = ap.kv_heads;
           return true;
+        }
       if (match_pattern(g, index, reused_, i, m) && rewrite_reused_attention(g, index, *m, fused))
         return true;
       const int steps = newton_steps(g, index, i);

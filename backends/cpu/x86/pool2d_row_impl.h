@@ -7,6 +7,7 @@
 // stride 1, a gather otherwise). The few columns at the edges, and the last partial vector, take the
 // reference kernel's per-cell loop (backends/cpu/ref/pool2d.cpp). Max: padding never wins and a NaN does, as
 // the reference; average: the interior sums in float (the reference in double).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <xsimd/xsimd.hpp>
@@ -74,7 +75,11 @@ int64_t interior(const Pool2dRow& r, const AxisTaps& rows, int64_t ox, int64_t h
   const int64_t rs = r.oy * r.stride_h - r.pad_top;
   // An interior window's columns are all inside the input: the divisor is its rows' count times kernel_w.
   const B count(static_cast<float>((r.count_include_pad ? rows.padded : rows.end - rows.first) * r.kernel_w));
-  for (; ox + W <= hi; ox += W) {
+  // The last vector ends at hi, overlapping the one before (its columns are computed again, to the same
+  // values) instead of leaving up to W - 1 columns to the per-cell loop, which cost more than the vectors.
+  const int64_t start = ox;
+  for (; ox < hi && hi - start >= W; ox = std::min(ox + W, hi)) {
+    if (ox + W > hi) ox = hi - W;
     const int64_t cs = ox * r.stride_w - r.pad_left;
     B acc(IsMax ? -std::numeric_limits<float>::infinity() : 0.0f);
     auto nan = acc != acc;  // all false

@@ -109,38 +109,44 @@ class GemmConvKernel final : public ref::RefKernel {
     const float* pw_packed = group_floats_ ? packed_w_.data() : nullptr;
     const int64_t group_floats = group_floats_, packed_rows = gemm_packed_a_rows(cout_g_, gemm_->mr);
     float* py = y.f32();
+    // The im2col panel of (group, panel) index gp_index, written to dst.
+    auto im2col_panel = [&](int64_t gp_index, float* dst) {
+      const int64_t grp = gp_index / panels, panel = gp_index % panels;
+      // The panel's first column over the batch, and its columns.
+      const int64_t first = fold ? panel * nr : panel / image_panels * pix + panel % image_panels * nr;
+      Im2colPanel ip;
+      ip.x = px + grp * cin_g * h * wd;
+      ip.image_stride = cin * h * wd;
+      ip.cin = cin_g;
+      ip.h = h;
+      ip.w = wd;
+      ip.kh = kh;
+      ip.kw = kw;
+      ip.stride_h = a.stride_h;
+      ip.stride_w = a.stride_w;
+      ip.pad_h = a.pad_h;
+      ip.pad_w = a.pad_w;
+      ip.dil_h = a.dilation_h;
+      ip.dil_w = a.dilation_w;
+      ip.wo = wo;
+      ip.pix = pix;
+      ip.first = first;
+      ip.cols = fold ? std::min<int64_t>(nr, batch * pix - first)
+                     : std::min<int64_t>(nr, pix - panel % image_panels * nr);
+      ip.nr = nr;
+      ip.dst = dst;
+      return ip;
+    };
     ThreadPool::parallel_for(groups * panels * chunks, threads, [&](int64_t lo, int64_t hi, int thread) {
       float* col = slots + thread * slot;
       float* cbuf = col + col_floats;  // folded panels' C block: cout_g × nr
       int64_t packed = -1;             // the (group, panel) whose columns are in `col`
       for (int64_t t = lo; t < hi; ++t) {
         const int64_t gp_index = t / chunks, chunk = t % chunks;
-        const int64_t grp = gp_index / panels, panel = gp_index % panels;
-        // The panel's first column over the batch, and its columns.
-        const int64_t first = fold ? panel * nr : panel / image_panels * pix + panel % image_panels * nr;
-        const int64_t cols = fold ? std::min<int64_t>(nr, batch * pix - first)
-                                  : std::min<int64_t>(nr, pix - panel % image_panels * nr);
+        const int64_t grp = gp_index / panels;
+        const Im2colPanel ip = im2col_panel(gp_index, col);
+        const int64_t first = ip.first, cols = ip.cols;
         if (packed != gp_index) {
-          Im2colPanel ip;
-          ip.x = px + grp * cin_g * h * wd;
-          ip.image_stride = cin * h * wd;
-          ip.cin = cin_g;
-          ip.h = h;
-          ip.w = wd;
-          ip.kh = kh;
-          ip.kw = kw;
-          ip.stride_h = a.stride_h;
-          ip.stride_w = a.stride_w;
-          ip.pad_h = a.pad_h;
-          ip.pad_w = a.pad_w;
-          ip.dil_h = a.dilation_h;
-          ip.dil_w = a.dilation_w;
-          ip.wo = wo;
-          ip.pix = pix;
-          ip.first = first;
-          ip.cols = cols;
-          ip.nr = nr;
-          ip.dst = col;
           im2col(ip);
           packed = gp_index;
         }
@@ -181,6 +187,10 @@ class GemmConvKernel final : public ref::RefKernel {
         } else if (residual) {
           gp.act = GemmAct::kNone;  // applied after the residual, below
         }
+        // The last task of this panel in the thread's range prefetches the input of the next one's panel.
+        if (t + 1 < hi && (t + 1) / chunks != gp_index)
+          gp.prefetches =
+              im2col_footprint(im2col_panel((t + 1) / chunks, col), gp.prefetch, kGemmMaxPrefetch);
         g->panel(gp);
         if (!spans_images) continue;
         // Copy the block out, one run of consecutive pixels of one image at a time.

@@ -8,7 +8,10 @@
 // output rows; each run of each row kk is a vector copy (stride 1) or a vector gather (stride > 1), with the
 // padding columns of the run zeroed, never a per-element bounds check. Built per ISA (im2col_avx512.cpp,
 // im2col_avx2.cpp); nothing allocates.
+#include <algorithm>
 #include <cstdint>
+
+#include "backends/cpu/x86/packed_gemm.h"
 
 namespace vitrt {
 namespace x86 {
@@ -24,6 +27,33 @@ struct Im2colPanel {
   int64_t nr = 0;           // floats per packed row
   float* dst = nullptr;     // cin·kh·kw rows of nr floats
 };
+
+// The input a panel reads, as GemmPrefetch boxes (one per image it touches, each the same rows or pixels of
+// every input channel; at most max_boxes, the rest left out): what the GEMM of the panel before prefetches.
+inline int im2col_footprint(const Im2colPanel& p, GemmPrefetch* boxes, int max_boxes) {
+  const int64_t plane = p.h * p.w;
+  const bool pointwise = p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
+                         p.pad_w == 0 && p.w == p.wo;
+  int n = 0;
+  for (int64_t j = 0; j < p.cols && n < max_boxes;) {
+    const int64_t b = (p.first + j) / p.pix, q = (p.first + j) % p.pix, len = std::min(p.cols - j, p.pix - q);
+    GemmPrefetch& box = boxes[n++];
+    box.rows = p.cin;
+    box.stride = plane;
+    if (pointwise) {
+      box.base = p.x + b * p.image_stride + q;
+      box.floats = len;
+    } else {  // whole input rows, from the first output row's window to the last's
+      const int64_t oy0 = q / p.wo, oy1 = (q + len - 1) / p.wo;
+      const int64_t top = std::max<int64_t>(0, oy0 * p.stride_h - p.pad_h);
+      const int64_t bottom = std::min<int64_t>(p.h, oy1 * p.stride_h - p.pad_h + (p.kh - 1) * p.dil_h + 1);
+      box.base = p.x + b * p.image_stride + top * p.w;
+      box.floats = std::max<int64_t>(0, bottom - top) * p.w;
+    }
+    j += len;
+  }
+  return n;
+}
 
 void im2col_panel_avx512(const Im2colPanel& p);
 void im2col_panel_avx2(const Im2colPanel& p);

@@ -35,6 +35,15 @@ inline GemmAct gemm_act(Activation a) {
   }
 }
 
+// Memory the caller reads after this panel (Conv2d: the input of its next im2col panel): `rows` runs of
+// `floats` floats from `base`, `stride` floats apart. The panel prefetches it into L2 a few lines per
+// register tile, so that its loads, which would otherwise stall the packer, overlap the FMAs.
+struct GemmPrefetch {
+  const float* base = nullptr;
+  int64_t rows = 0, stride = 0, floats = 0;
+};
+constexpr int kGemmMaxPrefetch = 4;
+
 // One panel's worth of C: rows [0, m) × columns [0, cols) of the panel (cols <= NR).
 struct GemmPanel {
   const float* a = nullptr;  // A[0, 0], row-major with leading dimension lda (or packed: a_packed)
@@ -59,6 +68,8 @@ struct GemmPanel {
   // Final stores bypass the caches (non-temporal) where C rows are 64-byte aligned: for results much larger
   // than the caches, it saves reading every C line before writing it.
   bool stream = false;
+  GemmPrefetch prefetch[kGemmMaxPrefetch];  // the first `prefetches` of them
+  int prefetches = 0;
 };
 
 struct GemmKernels {

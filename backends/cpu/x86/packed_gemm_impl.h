@@ -139,6 +139,39 @@ inline void tile_rows(int64_t rows, const GemmPanel& p, int64_t row0, int64_t k0
   tile<T, R>(p, row0, k0, kc, first, last);
 }
 
+// Walks the lines of a panel's GemmPrefetch boxes, a few at a time.
+class Prefetcher {
+ public:
+  explicit Prefetcher(const GemmPanel& p) : p_(p) {
+    for (int i = 0; i < p.prefetches; ++i) lines_ += p.prefetch[i].rows * (p.prefetch[i].floats / 16 + 2);
+    if (p.prefetches > 0) start_row();
+  }
+  int64_t lines() const { return lines_; }
+  // Prefetches up to n more lines into L2 (a prefetch never faults).
+  void issue(int64_t n) {
+    for (; n > 0 && box_ < p_.prefetches; --n) {
+      _mm_prefetch(at_, _MM_HINT_T1);
+      at_ += 64;
+      if (at_ < end_) continue;
+      if (++row_ >= p_.prefetch[box_].rows) row_ = 0, ++box_;
+      if (box_ < p_.prefetches) start_row();
+    }
+  }
+
+ private:
+  void start_row() {
+    const GemmPrefetch& b = p_.prefetch[box_];
+    const float* lo = b.base + row_ * b.stride;
+    at_ = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(lo) & ~uintptr_t{63});
+    end_ = reinterpret_cast<const char*>(lo + b.floats);
+  }
+
+  const GemmPanel& p_;
+  int64_t lines_ = 0, row_ = 0;
+  int box_ = 0;
+  const char *at_ = nullptr, *end_ = nullptr;
+};
+
 template <class T>
 void panel(const GemmPanel& p) {
   struct Fence {  // non-temporal stores must be ordered before other threads read C
@@ -155,11 +188,17 @@ void panel(const GemmPanel& p) {
     return;
   }
   const int64_t block = gemm_k_block(p.k);
+  Prefetcher prefetcher(p);
+  // The prefetches spread evenly over the register tiles, a share before each.
+  const int64_t tiles = (p.k + block - 1) / block * ((p.m + MR - 1) / MR);
+  const int64_t per_tile = (prefetcher.lines() + tiles - 1) / tiles;
   for (int64_t k0 = 0; k0 < p.k; k0 += block) {
     const int64_t kc = std::min(block, p.k - k0);
     const bool first = k0 == 0, last = k0 + kc == p.k;
-    for (int64_t i = 0; i < p.m; i += MR)
+    for (int64_t i = 0; i < p.m; i += MR) {
+      prefetcher.issue(per_tile);
       tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, k0, kc, first, last);
+    }
   }
 }
 

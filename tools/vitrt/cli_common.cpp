@@ -38,8 +38,10 @@ void add_run_options(CLI::App* app, RunOptions* o, bool batch_option) {
 void add_precision_option(CLI::App* app, std::string* precision) {
   app->add_option(
          "--precision", *precision,
-         "fp32 | bf16: bf16 runs Linear and attention's products with bf16 operands and fp32 sums where the "
-         "CPU has AVX512-BF16 (else fp32, with a note); every other op stays fp32")
+         "fp32 | bf16: bf16 runs Linear, the fused MLP's and attention's products and the later stages' "
+         "channels-last convs with bf16 operands and fp32 sums where the CPU has AVX512-BF16 (else fp32, "
+         "with "
+         "a note; the run prints which ops); every other op stays fp32")
       ->capture_default_str()
       ->envname("VITRT_ARG_PRECISION");
 }

@@ -22,7 +22,7 @@ using Table = OpTable<Factory>;
 // for the ops this backend does not accelerate. An x86 factory may also decline a node (no kernel); the
 // reference kernel then runs it.
 constexpr Table::Row kKernels[] = {
-    Table::kernel(OpType::kConv2d, create_conv2d_any_layout),
+    Table::kernel(OpType::kConv2d, create_conv2d_any_precision),
     Table::reference(OpType::kBatchNorm2d),
     Table::kernel(OpType::kLinear, create_linear_any),
     Table::kernel(OpType::kLayerNorm, create_layer_norm),
@@ -100,7 +100,8 @@ class X86Backend final : public Backend {
   std::string precision_report() const override {
     if (ctx_->bf16)
       return "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's "
-             "products, ConvMlp's fc1 and fc2, SOFT's K1·W and LaViT's reused scores Ψ·T on AVX512-BF16 "
+             "products, ConvMlp's fc1 and fc2, channels-last Conv2d on 128 or more channels, SOFT's K1·W and "
+             "LaViT's reused scores Ψ·T on AVX512-BF16 "
              "(bf16 "
              "operands, fp32 sums); "
              "attention with a bias, mask or scores output, and every other op, fp32";

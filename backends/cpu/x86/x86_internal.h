@@ -55,6 +55,10 @@ Status create_conv2d_channels_last(const std::shared_ptr<Context>&, const Kernel
                                    std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_conv2d_any_layout(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                                 KernelInfo*);
+// The Conv2d entry: under session precision bf16 dense channels-last convs on the bf16 packed GEMM
+// (gemm_conv2d_bf16.cpp), everything else create_conv2d_any_layout.
+Status create_conv2d_any_precision(const std::shared_ptr<Context>&, const KernelPlan&,
+                                   std::unique_ptr<Kernel>*, KernelInfo*);
 Status create_layer_norm(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*,
                          KernelInfo*);
 Status create_gelu(const std::shared_ptr<Context>&, const KernelPlan&, std::unique_ptr<Kernel>*, KernelInfo*);

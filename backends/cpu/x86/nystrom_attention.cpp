@@ -17,17 +17,20 @@
 // B and D split each item over token ranges, so 3 heads keep 2 threads busy; the chunks are fixed by N, not
 // by the thread count, so the thread count changes no bit.
 //
-// Products: the two N-sized ones (Q K̃ᵀ and k1·W) on the packed GEMM tiles (packed_gemm.h), the m-sized and
-// block ones (k2, the iterations, Q̃ K_blockᵀ, P·V_block, Z·(k3·V)) on the vectorised row loops of the SOFT
-// kernel (linear_attention_simd.h); both have AVX-512 and AVX2 instances. The exps of both softmaxes run on
-// vectors (nystrom_attention_simd.h: xsimd's exp, sums in vector order), so the results equal the
-// reference's to rounding. m and d are padded to whole vectors (mp, dp) with zero columns so the row loops
-// run on whole vectors. Workspace (floats, every region 64-byte aligned, sized at plan time for the planned
-// threads and batch):
+// Products on the packed GEMM tiles (packed_gemm.h): the two N-sized ones (Q K̃ᵀ and k1·W), the landmark ×
+// token-block ones of k3·V (Q̃ K_blockᵀ, with K_blockᵀ packed straight from the keys, scaled; P·V_block, with
+// V_block packed straight from the values) and the four m×m products of each iteration (the right operand
+// packed per product). The once-per-item k2 and Z·(k3·V) run on the vectorised row loops of the SOFT kernel
+// (linear_attention_simd.h). Both have AVX-512 and AVX2 instances. The exps of both softmaxes run on vectors
+// (nystrom_attention_simd.h: xsimd's exp, sums in vector order), so the results equal the reference's to
+// rounding. m and d are padded to whole vectors (mp, dp) with zero columns so the row loops run on whole
+// vectors. Workspace (floats, every region 64-byte aligned, sized at plan time for the planned threads and
+// batch):
 //   shared: k2 [B·h][m][mp], the column-sum maxima [B·h]; per item Q̃, K̃ [m][d], K̃ᵀ [d][mp], Z [m][mp],
 //   packed K̃ and packed W; per (item, chunk) the partial k3·V [m][dp], running max and sum [m];
-//   per thread: KV and two temporaries [m][mp], a key block Kᵀ [d][T], a value block [T][dp], its scores
-//   [m][T], k3·V and W [m][dp], a query block [T][d], its k1 [T][mp] and output [T][dp].
+//   per thread: KV and two temporaries [m][mp], an m×m right operand packed, a key block Kᵀ and a value
+//   block packed, the key block's scores [m][T], k3·V and W [m][dp], a query block [T][d] and its k1
+//   [T][mp].
 #include <algorithm>
 #include <cmath>
 
@@ -52,6 +55,21 @@ struct Dims : NystromGeometry {
   int64_t mp, dp;
 };
 
+// The GEMM tiles of the packed products, each the one that pads its shape the least (packed_gemm.h).
+struct Tiles {
+  const GemmKernels* qk;       // Q_block·K̃ᵀ: [T, m] over d
+  const GemmKernels* out;      // k1·W: [T, d] over m
+  const GemmKernels* scores;   // Q̃·K_blockᵀ: [m, T] over d
+  const GemmKernels* values;   // P·V_block: [m, d] over T
+  const GemmKernels* inverse;  // the iterations' [m, m] over m
+};
+
+Tiles tiles_for(bool avx512, const Dims& s, int tile) {
+  return {gemm_kernels_for(avx512, kBlock, s.m, s.d, tile), gemm_kernels_for(avx512, kBlock, s.d, s.m, tile),
+          gemm_kernels_for(avx512, s.m, kBlock, s.d, tile), gemm_kernels_for(avx512, s.m, s.d, kBlock, tile),
+          gemm_kernels_for(avx512, s.m, s.m, s.m, tile)};
+}
+
 struct Layout {
   // shared
   int64_t k2, colmax;
@@ -60,12 +78,12 @@ struct Layout {
   // per (item, chunk), relative to part(i, c) = part0 + (i·chunks + c)·per_part
   int64_t chunks, part0, per_part, acc, rmax, rsum;
   // per thread, relative to thread(t) = thread0 + t·per_thread
-  int64_t thread0, per_thread, kv, t1, t2, kbt, vb, s3, macc, w, qb, s1, ob;
+  int64_t thread0, per_thread, kv, t1, t2, pmm, pkb, pvb, s3, macc, w, qb, s1;
   int64_t total;
 };
 
 // False when the sizes overflow.
-bool layout_of(const Dims& s, const GemmKernels* g1, const GemmKernels* g2, int threads, Layout* l) {
+bool layout_of(const Dims& s, const Tiles& g, int threads, Layout* l) {
   int64_t off = 0;
   bool ok = true;
   auto take = [&](std::initializer_list<int64_t> dims) {
@@ -85,8 +103,8 @@ bool layout_of(const Dims& s, const GemmKernels* g1, const GemmKernels* g2, int 
   l->kl = take({s.m, s.d});
   l->klt = take({s.d, s.mp});
   l->z = take({s.m, s.mp});
-  l->pkl = take({gemm_packed_floats(s.m, s.d, g1->nr)});
-  l->pw = take({gemm_packed_floats(s.d, s.m, g2->nr)});
+  l->pkl = take({gemm_packed_floats(s.m, s.d, g.qk->nr)});
+  l->pw = take({gemm_packed_floats(s.d, s.m, g.out->nr)});
   l->per_item = off;
   off = 0;
   l->chunks = (s.n + kChunk - 1) / kChunk;
@@ -98,14 +116,14 @@ bool layout_of(const Dims& s, const GemmKernels* g1, const GemmKernels* g2, int 
   l->kv = take({s.m, s.mp});
   l->t1 = take({s.m, s.mp});
   l->t2 = take({s.m, s.mp});
-  l->kbt = take({s.d, kBlock});
-  l->vb = take({kBlock, s.dp});
+  l->pmm = take({gemm_packed_floats(s.m, s.m, g.inverse->nr)});
+  l->pkb = take({gemm_packed_floats(kBlock, s.d, g.scores->nr)});
+  l->pvb = take({gemm_packed_floats(s.d, kBlock, g.values->nr)});
   l->s3 = take({s.m, kBlock});
   l->macc = take({s.m, s.dp});
   l->w = take({s.m, s.dp});
   l->qb = take({kBlock, s.d});
   l->s1 = take({kBlock, s.mp});
-  l->ob = take({kBlock, s.dp});
   l->per_thread = off;
   int64_t item_part = 0, parts = 0, chunk_part = 0, thread_part = 0;
   l->item0 = shared;
@@ -122,6 +140,25 @@ void softmax_row(const NystromSimd* ny, float* row, int64_t valid, int64_t cols)
   const float sum = ny->exp_sum(row, valid, ny->row_max(row, valid));
   ny->scale(row, valid, 1.0f / sum);
   for (int64_t j = valid; j < cols; ++j) row[j] = 0.0f;
+}
+
+// Keys [nb][d] (rows `ldk` floats apart) times `scale`, transposed and packed as the right operand [d, nb] of
+// a product by tile `nr` (packed_gemm.h: panel p holds tokens [p·nr, p·nr + nr) as d rows of nr floats, zero
+// past nb).
+void pack_keys_transposed(const float* k, int64_t ldk, int64_t nb, int64_t d, float scale, int nr,
+                          float* dst) {
+  for (int64_t p = 0; p < gemm_panels(nb, nr); ++p) {
+    float* panel = dst + p * d * nr;
+    for (int64_t t = 0; t < nr; ++t) {
+      const int64_t token = p * nr + t;
+      if (token >= nb) {
+        for (int64_t j = 0; j < d; ++j) panel[j * nr + t] = 0.0f;
+        continue;
+      }
+      const float* row = k + token * ldk;
+      for (int64_t j = 0; j < d; ++j) panel[j * nr + t] = row[j] * scale;
+    }
+  }
 }
 
 // dst[i][j] = diag·[i == j] − src[i][j] for j < m, 0 for m <= j < mp.
@@ -144,14 +181,6 @@ class NystromAttentionKernel final : public ref::RefKernel {
         a_(a),
         planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {}
 
-  // The GEMM tiles of the two token-block products: Q_block·K̃ᵀ and k1·W.
-  static const GemmKernels* qk_gemm(bool avx512, const Dims& s, int tile) {
-    return gemm_kernels_for(avx512, kBlock, s.m, s.d, tile);
-  }
-  static const GemmKernels* out_gemm(bool avx512, const Dims& s, int tile) {
-    return gemm_kernels_for(avx512, kBlock, s.d, s.m, tile);
-  }
-
  protected:
   Status compute(const KernelArgs& args) override {
     const Shape* shapes[kMaxOpInputs] = {};
@@ -166,9 +195,8 @@ class NystromAttentionKernel final : public ref::RefKernel {
     s.dp = (s.d + simd_->width - 1) / simd_->width * simd_->width;
     if (s.batch == 0) return Status::Ok();
     const int nt = run_threads(args, planned_threads_);
-    run.g1 = qk_gemm(avx512_, s, tile_);
-    run.g2 = out_gemm(avx512_, s, tile_);
-    if (!layout_of(s, run.g1, run.g2, nt, &run.l)) return fail("workspace size overflows");
+    run.g = tiles_for(avx512_, s, tile_);
+    if (!layout_of(s, run.g, nt, &run.l)) return fail("workspace size overflows");
     VITRT_RETURN_IF_ERROR(check_workspace(args, run.l.total));
     run.ws = static_cast<float*>(args.workspace);
     run.q = args.src[0]->f32();
@@ -207,7 +235,7 @@ class NystromAttentionKernel final : public ref::RefKernel {
   struct Run {
     Dims s;
     Layout l;
-    const GemmKernels *g1, *g2;
+    Tiles g;
     float* ws;
     const float *q, *k, *v, *vw;
     float* out;
@@ -280,15 +308,22 @@ class NystromAttentionKernel final : public ref::RefKernel {
       for (int64_t j = 0; j < m; ++j) z[i * mp + j] = k2[j * mp + i] / top;
       for (int64_t j = m; j < mp; ++j) z[i * mp + j] = 0.0f;
     }
+    // dst[m, m] = a·b on the packed GEMM (b packed first); the padding columns of dst are left as they are.
+    const GemmKernels* g = run.g.inverse;
+    float* packed = t + run.l.pmm;
+    auto product = [&](const float* a, const float* b, float* dst) {
+      gemm_pack_rows(b, mp, m, m, g->nr, packed);
+      gemm_packed_product(g, a, mp, m, m, packed, m, dst, mp);
+    };
     for (int32_t it = 0; it < a_.iterations; ++it) {
-      simd_->gemm(k2, mp, 1, z, mp, m, m, mp, false, kv, mp);  // KV = k2·Z
+      product(k2, z, kv);  // KV = k2·Z
       diag_minus(7.0f, kv, m, mp, t1);
-      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, t2, mp);
+      product(kv, t1, t2);
       diag_minus(15.0f, t2, m, mp, t1);
-      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, t2, mp);
+      product(kv, t1, t2);
       diag_minus(13.0f, t2, m, mp, t1);
       for (int64_t i = 0; i < m * mp; ++i) kv[i] = 0.25f * z[i];
-      simd_->gemm(kv, mp, 1, t1, mp, m, m, mp, false, z, mp);
+      product(kv, t1, z);
     }
   }
 
@@ -298,7 +333,7 @@ class NystromAttentionKernel final : public ref::RefKernel {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
     float* t = run.thread(tid);
-    float *kbt = t + run.l.kbt, *vb = t + run.l.vb, *s3 = t + run.l.s3;
+    float *pkb = t + run.l.pkb, *pvb = t + run.l.pvb, *s3 = t + run.l.s3;
     float* part = run.part(bh, c);
     float *acc = part + run.l.acc, *rmax = part + run.l.rmax, *rsum = part + run.l.rsum;
     const float* k = run.k + b * s.n * s.c + h * s.d;
@@ -307,31 +342,36 @@ class NystromAttentionKernel final : public ref::RefKernel {
     for (int64_t p = 0; p < s.m; ++p) {
       rmax[p] = -INFINITY;
       rsum[p] = 0.0f;
+      // The products store d columns; the merge reads whole vectors (dp).
+      std::fill(acc + p * s.dp + s.d, acc + (p + 1) * s.dp, 0.0f);
     }
     const int64_t first = c * kChunk, end = std::min(s.n, first + kChunk);
     for (int64_t i0 = first; i0 < end; i0 += kBlock) {
       const int64_t nb = std::min(kBlock, end - i0);
-      for (int64_t j = 0; j < s.d; ++j) {
-        for (int64_t i = 0; i < nb; ++i) kbt[j * kBlock + i] = k[(i0 + i) * s.c + j] * a_.k_scale;
-        for (int64_t i = nb; i < kBlock; ++i) kbt[j * kBlock + i] = 0.0f;
-      }
-      for (int64_t i = 0; i < kBlock; ++i) {
-        float* row = vb + i * s.dp;
-        for (int64_t j = 0; j < s.dp; ++j) row[j] = i < nb && j < s.d ? v[(i0 + i) * s.c + j] : 0.0f;
-      }
-      simd_->gemm(ql, s.d, 1, kbt, kBlock, s.m, s.d, kBlock, false, s3, kBlock);
+      // The block's scores Q̃·(k_scale·K_block)ᵀ [m, nb]; the operands packed straight from the [B,N,C] keys
+      // and values (no copies of them in between).
+      pack_keys_transposed(k + i0 * s.c, s.c, nb, s.d, a_.k_scale, run.g.scores->nr, pkb);
+      gemm_packed_product(run.g.scores, ql, s.d, s.m, s.d, pkb, nb, s3, kBlock);
+      gemm_pack_rows(v + i0 * s.c, s.c, nb, s.d, run.g.values->nr, pvb);
       const bool later = i0 > first;
       for (int64_t p = 0; p < s.m; ++p) {
         float* row = s3 + p * kBlock;
         const float top = std::max(rmax[p], ny_->row_max(row, nb));
         const float rescale = later ? std::exp(rmax[p] - top) : 0.0f;
         const float sum = ny_->exp_sum(row, nb, top);
-        for (int64_t i = nb; i < kBlock; ++i) row[i] = 0.0f;
         rsum[p] = rsum[p] * rescale + sum;
         rmax[p] = top;
         if (later) ny_->scale(acc + p * s.dp, s.dp, rescale);
       }
-      simd_->gemm(s3, kBlock, 1, vb, s.dp, s.m, kBlock, s.dp, later, acc, s.dp);
+      // acc = P·V_block (+ the rescaled acc of the earlier blocks, added in registers before each element is
+      // stored: nb is one K block of the GEMM, so each element of acc is read before it is written).
+      static_assert(kBlock <= kGemmMaxBlockK, "acc is the product's residual: one K block only");
+      GemmEpilogue e;
+      if (later) {
+        e.residual = acc;
+        e.ldr = s.dp;
+      }
+      gemm_packed_product(run.g.values, s3, kBlock, s.m, nb, pvb, s.d, acc, s.dp, e);
     }
   }
 
@@ -358,17 +398,18 @@ class NystromAttentionKernel final : public ref::RefKernel {
     }
     float* item = run.item(bh);
     simd_->gemm(item + run.l.z, s.mp, 1, acc, s.dp, s.m, s.m, s.dp, false, w, s.dp);
-    gemm_pack_rows(w, s.dp, s.m, s.d, run.g2->nr, item + run.l.pw);
-    gemm_pack_transposed(item + run.l.kl, s.m, s.d, run.g1->nr, item + run.l.pkl);
+    gemm_pack_rows(w, s.dp, s.m, s.d, run.g.out->nr, item + run.l.pw);
+    gemm_pack_transposed(item + run.l.kl, s.m, s.d, run.g.qk->nr, item + run.l.pkl);
   }
 
-  // Tokens [i0, i0 + kBlock) of item bh: k1 = softmax(Q_block K̃ᵀ), k1·W, plus the depthwise V conv, into
-  // the output.
+  // Tokens [i0, i0 + kBlock) of item bh: k1 = softmax(Q_block K̃ᵀ), k1·W stored straight into the head's
+  // columns of the output (masked stores past d: other threads write the other heads), plus the depthwise V
+  // conv.
   void output(const Run& run, int64_t bh, int64_t i0, int tid) const {
     const Dims& s = run.s;
     const int64_t b = bh / s.heads, h = bh % s.heads;
     float* t = run.thread(tid);
-    float *qb = t + run.l.qb, *s1 = t + run.l.s1, *ob = t + run.l.ob;
+    float *qb = t + run.l.qb, *s1 = t + run.l.s1;
     const float* q = run.q + b * s.n * s.c + h * s.d;
     const float* v = run.v + b * s.n * s.c + h * s.d;
     const float* w = run.vw ? run.vw + h * s.ks : nullptr;
@@ -377,14 +418,12 @@ class NystromAttentionKernel final : public ref::RefKernel {
     const int64_t nb = std::min(kBlock, s.n - i0);
     for (int64_t i = 0; i < nb; ++i)
       for (int64_t j = 0; j < s.d; ++j) qb[i * s.d + j] = q[(i0 + i) * s.c + j] * a_.q_scale;
-    gemm_packed_product(run.g1, qb, s.d, nb, s.d, run.item(bh) + run.l.pkl, s.m, s1, s.mp);
+    gemm_packed_product(run.g.qk, qb, s.d, nb, s.d, run.item(bh) + run.l.pkl, s.m, s1, s.mp);
     for (int64_t i = 0; i < nb; ++i) softmax_row(ny_, s1 + i * s.mp, s.m, s.mp);
-    gemm_packed_product(run.g2, s1, s.mp, nb, s.m, run.item(bh) + run.l.pw, s.d, ob, s.dp);
-    for (int64_t i = 0; i < nb; ++i) {
+    gemm_packed_product(run.g.out, s1, s.mp, nb, s.m, run.item(bh) + run.l.pw, s.d, out + i0 * s.c, s.c);
+    for (int64_t i = 0; i < nb && s.ks > 0; ++i) {
       const int64_t token = i0 + i;
       float* dst = out + token * s.c;
-      const float* src = ob + i * s.dp;
-      for (int64_t j = 0; j < s.d; ++j) dst[j] = src[j];
       for (int64_t tap = 0; tap < s.ks; ++tap) {
         const int64_t from = token + tap - half;
         if (from < 0 || from >= s.n) continue;
@@ -425,8 +464,7 @@ Status create_nystrom_attention(const std::shared_ptr<Context>& ctx, const Kerne
   const int tile = ctx->options.gemm_tile;
   Layout l;
   int64_t bytes = 0;
-  if (!layout_of(dims, NystromAttentionKernel::qk_gemm(avx512, dims, tile),
-                 NystromAttentionKernel::out_gemm(avx512, dims, tile), threads, &l) ||
+  if (!layout_of(dims, tiles_for(avx512, dims, tile), threads, &l) ||
       !checked_mul(l.total, static_cast<int64_t>(sizeof(float)), &bytes))
     return Status::Ok();  // the reference factory reports the overflow
   info->workspace_bytes = static_cast<size_t>(bytes);

@@ -21,8 +21,9 @@ bool is_graph_io(const Graph& g, int32_t t) {
 // input too; a later in-place write into such a shared block is then allowed only at the block's last read
 // (the life of the root). Fills alias_of and root, and extends each root's lifetime over its sharers.
 void share_storage(const Graph& g, const std::vector<Shape>& shapes,
-                   const std::vector<NodeMemoryTraits>& traits, std::vector<Lifetime>* life,
+                   const std::vector<NodeMemoryTraits>& traits, StepRange tile, std::vector<Lifetime>* life,
                    MemoryPlan* plan) {
+  const std::vector<Lifetime> own_life = *life;
   std::vector<int> readers(g.tensors.size(), 0);
   for (const Node& n : g.nodes)
     for (int32_t i : n.inputs)
@@ -34,6 +35,9 @@ void share_storage(const Graph& g, const std::vector<Shape>& shapes,
     if (src == kAbsent || g.tensors[src].is_constant || is_graph_io(g, src) || is_graph_io(g, dst)) continue;
     if (!traits[n].is_view && (readers[src] != 1 || (*life)[root[src]].last != static_cast<int>(n))) continue;
     if (tensor_bytes(g.tensors[src], shapes[src]) != tensor_bytes(g.tensors[dst], shapes[dst])) continue;
+    if (static_cast<int>(n) >= tile.first && static_cast<int>(n) <= tile.last &&
+        lives_inside(own_life[src], tile) != lives_inside(own_life[dst], tile))
+      continue;
     root[dst] = root[src];
     plan->alias_of[dst] = src;
     Lifetime& r = (*life)[root[dst]];
@@ -69,6 +73,10 @@ TensorPlacement place_outside_arena(const Graph& g, const std::vector<Shape>& sh
 
 }  // namespace
 
+bool lives_inside(const Lifetime& life, StepRange range) {
+  return life.first >= range.first && life.first <= range.last && life.last <= range.last;
+}
+
 uint64_t tensor_bytes(const Tensor& t, const Shape& shape) {
   // Shapes reaching a session passed shape inference, which bounds them by kMaxTensorElements, so the product
   // fits; an invalid shape reads as "larger than any limit" rather than as 0 bytes.
@@ -85,8 +93,20 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
   plan.root.resize(nt);
   for (size_t i = 0; i < nt; ++i) plan.root[i] = static_cast<int32_t>(i);
   std::vector<Lifetime> life = compute_lifetimes(g);
+  const StepRange tile = options.batch_tile;
+  if (tile.last >= tile.first) {
+    // The tile's boundary activations (not constants, not the caller's input) live through all of it.
+    for (size_t i = 0; i < nt; ++i) {
+      Lifetime& l = life[i];
+      if (g.tensors[i].is_constant || l.first < 0 || l.last < tile.first || l.first > tile.last ||
+          lives_inside(l, tile))
+        continue;
+      l.first = std::min(l.first, tile.first);
+      l.last = std::max(l.last, tile.last);
+    }
+  }
   if (options.allow_inplace && !options.preserve_intermediates)
-    share_storage(g, shapes, traits, &life, &plan);
+    share_storage(g, shapes, traits, tile, &life, &plan);
 
   plan.placements.resize(nt);
   std::vector<ArenaRequest> requests(nt);  // one block per activation that is its own root

@@ -32,6 +32,17 @@ struct NodeMemoryTraits {
   bool is_view = false;  // dst[0] is src[0]'s bytes unchanged (Reshape): it may share them with other readers
 };
 
+// Steps [first, last] that the session runs image by image (runtime/batch_tile.h); none when last < first.
+struct StepRange {
+  int first = 0;
+  int last = -1;
+};
+
+// Whether an activation with lifetime `life` is produced and last read inside `range`: an interior tensor of
+// a batch tile, whose first image's bytes every image reuses. Any other activation that `range` touches is a
+// boundary tensor: image b reads or writes its own slice b.
+bool lives_inside(const Lifetime& life, StepRange range);
+
 struct PlacementOptions {
   bool allow_inplace = true;            // apply the in-place and view rules
   bool preserve_intermediates = false;  // no sharing at all: every activation keeps its own bytes
@@ -41,6 +52,10 @@ struct PlacementOptions {
   // other constants are persistent (made by a planner pass).
   const uint8_t* file = nullptr;
   size_t file_size = 0;
+  // A batch tile: its boundary tensors live through the whole range (image b + 1 runs the range's first
+  // steps after image b wrote its slice of them), and no in-place write joins a boundary and an interior
+  // tensor (they sit at different slices).
+  StepRange batch_tile;
 };
 
 struct MemoryPlan {

@@ -16,6 +16,7 @@
 #include "ir/shape_propagation.h"
 #include "memory/placement.h"
 #include "ops/op_registry.h"
+#include "runtime/batch_tile.h"
 
 namespace vitrt {
 namespace {
@@ -78,7 +79,15 @@ Status Session::plan(const SessionOptions& options) {
   std::vector<NodeMemoryTraits> traits;
   uint64_t workspace_bytes = 0;
   VITRT_RETURN_IF_ERROR(create_kernels(options, &traits, &workspace_bytes));
-  const PlacementOptions po = placement_options(options, *model_->file);
+  PlacementOptions po = placement_options(options, *model_->file);
+  // Guard mode checks every step at the full batch, and dumps need every image's intermediates: no tile.
+  if (!options.guard_arena && !options.preserve_intermediates)
+    batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch, batch_tile_limits_from_env());
+  po.batch_tile = batch_tile_;
+  const std::vector<Lifetime> life = compute_lifetimes(graph_);
+  tile_inside_.assign(graph_.tensors.size(), 0);
+  for (size_t i = 0; i < life.size(); ++i)
+    tile_inside_[i] = !graph_.tensors[i].is_constant && lives_inside(life[i], batch_tile_);
   MemoryPlan placement = plan_memory(graph_, max_shapes_, traits, po);
   VITRT_RETURN_IF_ERROR(check_memory_limit(placement, workspace_bytes, options));
   VITRT_RETURN_IF_ERROR(allocate_arenas(placement, workspace_bytes));
@@ -294,7 +303,12 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
   args.workspace = workspace_.data();
   args.workspace_bytes = memory_.workspace_bytes;
   args.num_threads = options_.num_threads;
-  for (size_t s = 0; s < steps_.size(); ++s) {
+  size_t s = 0;
+  if (batch > 1 && batch_tile_.last >= batch_tile_.first) {
+    VITRT_RETURN_IF_ERROR(run_batch_tile(batch, &args));
+    s = static_cast<size_t>(batch_tile_.last) + 1;
+  }
+  for (; s < steps_.size(); ++s) {
     Step& step = steps_[s];
     args.num_src = step.num_src;
     for (int i = 0; i < step.num_src; ++i)
@@ -304,15 +318,53 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
     if (guard)
       VITRT_RETURN_IF_ERROR(
           guard_.before_step(static_cast<int>(s), step.src, step.num_src, step.dst, step.num_dst));
-    const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    Status st = step.kernel->run(args);
-    if (!st.ok()) return st.with_context(describe_node(g.nodes[s], s));
-    if (profile)
-      step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    VITRT_RETURN_IF_ERROR(run_step(s, args));
     if (guard) VITRT_RETURN_IF_ERROR(guard_.after_step(static_cast<int>(s), step.dst, step.num_dst));
   }
   std::memcpy(output, refs_[out].data, out_numel * sizeof(float));
   refs_[in].data = nullptr;
+  return Status::Ok();
+}
+
+Status Session::run_step(size_t s, const KernelArgs& args) {
+  const bool profile = options_.profile;
+  const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  Status st = steps_[s].kernel->run(args);
+  if (!st.ok()) return st.with_context(describe_node(graph_.nodes[s], s));
+  if (profile)
+    step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Status::Ok();
+}
+
+// Image b's view of tensor t: boundary activations at slice b, interior ones at slice 0 (every image reuses
+// the first image's bytes; the placement kept them apart from the boundary tensors), constants whole.
+Status Session::run_batch_tile(int64_t batch, KernelArgs* args) {
+  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
+  auto image_ref = [&](int32_t t, int64_t b, TensorRef* r) {
+    *r = refs_[t];
+    if (graph_.tensors[t].is_constant) return;
+    const uint64_t image_bytes = tensor_bytes(graph_.tensors[t], shapes_[t]) / static_cast<uint64_t>(batch);
+    r->shape[0] = 1;  // choose_batch_tile checked that dim 0 is the batch
+    if (r->data && !tile_inside_[t]) r->data = static_cast<uint8_t*>(r->data) + b * image_bytes;
+  };
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int s = batch_tile_.first; s <= batch_tile_.last; ++s) {
+      const Step& step = steps_[s];
+      args->num_src = step.num_src;
+      for (int i = 0; i < step.num_src; ++i) {
+        args->src[i] = nullptr;
+        if (step.src[i] == kAbsent) continue;
+        image_ref(step.src[i], b, &src[i]);
+        args->src[i] = &src[i];
+      }
+      args->num_dst = step.num_dst;
+      for (int o = 0; o < step.num_dst; ++o) {
+        image_ref(step.dst[o], b, &dst[o]);
+        args->dst[o] = &dst[o];
+      }
+      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *args));
+    }
+  }
   return Status::Ok();
 }
 

@@ -109,6 +109,10 @@ class Session {
   void point_at_storage(MemoryPlan plan);
   // Shapes and tensor references for `batch` (<= the planned maximum); also called by run.
   Status bind_batch(int64_t batch);
+  // Steps batch_tile_ once per image of a `batch` > 1 (runtime/batch_tile.h).
+  Status run_batch_tile(int64_t batch, KernelArgs* args);
+  // Step s's kernel on `args`, timed with options_.profile.
+  Status run_step(size_t s, const KernelArgs& args);
 
   std::shared_ptr<const Model> model_;
   Graph graph_;
@@ -129,6 +133,8 @@ class Session {
   ArenaGuard guard_;  // only with options_.guard_arena
   std::vector<double> step_seconds_;
   int64_t profiled_runs_ = 0;
+  StepRange batch_tile_;             // none (last < first) unless the plan chose one
+  std::vector<int8_t> tile_inside_;  // per tensor: 1 for the tile's interior activations (lives_inside)
 };
 
 }  // namespace vitrt

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#include "runtime/batch_tile.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "ir/shape_propagation.h"
+
+namespace vitrt {
+namespace {
+
+// Ops whose kernels compute image n of every output from image n of every activation input alone.
+bool per_image_op(OpType type) {
+  switch (type) {
+    case OpType::kConv2d:
+    case OpType::kBatchNorm2d:
+    case OpType::kPool2d:
+    case OpType::kSqueezeExcite:
+    case OpType::kRelu:
+    case OpType::kUnary:
+    case OpType::kAdd:
+    case OpType::kMul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `one` (batch 1) and `full` (batch n > 1) differ in dim 0 only, which is the batch.
+bool batch_major(const Shape& one, const Shape& full, int64_t n) {
+  if (one.rank < 1 || one.rank != full.rank || one[0] != 1 || full[0] != n) return false;
+  for (int d = 1; d < one.rank; ++d)
+    if (one[d] != full[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+BatchTileLimits batch_tile_limits_from_env() {
+  BatchTileLimits limits;
+  if (const char* env = std::getenv("VITRT_BATCH_TILE_KIB")) {
+    char* end = nullptr;
+    const unsigned long long kib = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && kib < (1ull << 40))
+      limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
+  }
+  return limits;
+}
+
+StepRange choose_batch_tile(const Graph& g, const std::vector<Shape>& max_shapes, int64_t max_batch,
+                            const BatchTileLimits& limits) {
+  StepRange none;
+  if (max_batch < 2 || g.nodes.empty() || limits.min_image_bytes == UINT64_MAX ||
+      max_shapes.size() != g.tensors.size())
+    return none;
+  std::vector<Shape> one(g.tensors.size());
+  if (!propagate_shapes(g, 1, one.data()).ok()) return none;
+  std::vector<bool> graph_output(g.tensors.size(), false);
+  for (int32_t t : g.outputs) graph_output[t] = true;
+  int end = 0;
+  for (const Node& n : g.nodes) {
+    if (!per_image_op(n.type)) break;
+    uint64_t weight_bytes = 0, largest_image_bytes = 0;
+    bool ok = true;
+    auto visit = [&](int32_t t) {
+      if (t == kAbsent) return;
+      const Tensor& tensor = g.tensors[t];
+      if (tensor.is_constant) {
+        weight_bytes += tensor.constant.size;
+        return;
+      }
+      if (graph_output[t] || !batch_major(one[t], max_shapes[t], max_batch)) {
+        ok = false;
+        return;
+      }
+      largest_image_bytes = std::max(largest_image_bytes, tensor_bytes(tensor, one[t]));
+    };
+    for (int32_t t : n.inputs) visit(t);
+    for (int32_t t : n.outputs) visit(t);
+    if (!ok || weight_bytes > limits.max_weight_bytes || largest_image_bytes < limits.min_image_bytes) break;
+    ++end;
+  }
+  if (end < 2) return none;
+  StepRange tile;
+  tile.first = 0;
+  tile.last = end - 1;
+  return tile;
+}
+
+}  // namespace vitrt

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// Batch tiling of a network's high-resolution start (docs/architecture.md §6.1). At batch 8 MobileNetV3's
+// first stages write 25 MB tensors (64×112² floats per image) that the next step reads back from DRAM; image
+// by image the same steps touch 3 MB that stays in the L3 cache, and every image reuses the bytes of the
+// first image's interior tensors. The session runs the chosen steps once per image (each kernel at batch 1
+// on the image's slice of its boundary tensors) and the rest of the graph at the full batch.
+#include <cstdint>
+#include <vector>
+
+#include "common/shape.h"
+#include "ir/graph.h"
+#include "memory/placement.h"
+
+namespace vitrt {
+
+struct BatchTileLimits {
+  // A step joins the tile while some activation it reads or writes holds at least this many bytes per image
+  // (below that, the whole batch of it fits in the cache anyway and the full batch amortises the weights).
+  uint64_t min_image_bytes = 256 * 1024;
+  // ... and its constants (weights) are at most this many bytes: each image re-reads them.
+  uint64_t max_weight_bytes = 64 * 1024;
+};
+
+// The limits from VITRT_BATCH_TILE_KIB (min_image_bytes in KiB; 0 turns tiling off), else the defaults.
+BatchTileLimits batch_tile_limits_from_env();
+
+// The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of
+// per-image ops (Conv2d, BatchNorm2d, Pool2d, SqueezeExcite, elementwise) whose activations all have the
+// batch as dim 0, within `limits`, that writes no graph output. Empty (last < first) when that run has fewer
+// than two steps or max_batch is 1.
+StepRange choose_batch_tile(const Graph& graph, const std::vector<Shape>& max_shapes, int64_t max_batch,
+                            const BatchTileLimits& limits);
+
+}  // namespace vitrt

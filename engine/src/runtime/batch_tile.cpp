@@ -38,8 +38,7 @@ bool batch_major(const Shape& one, const Shape& full, int64_t n) {
 
 }  // namespace
 
-BatchTileLimits batch_tile_limits_from_env() {
-  BatchTileLimits limits;
+BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
   if (const char* env = std::getenv("VITRT_BATCH_TILE_KIB")) {
     char* end = nullptr;
     const unsigned long long kib = std::strtoull(env, &end, 10);

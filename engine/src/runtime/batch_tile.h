@@ -23,8 +23,9 @@ struct BatchTileLimits {
   uint64_t max_weight_bytes = 64 * 1024;
 };
 
-// The limits from VITRT_BATCH_TILE_KIB (min_image_bytes in KiB; 0 turns tiling off), else the defaults.
-BatchTileLimits batch_tile_limits_from_env();
+// `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB when that is set to a number of KiB (0: no tile,
+// min_image_bytes = UINT64_MAX).
+BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits);
 
 // The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of
 // per-image ops (Conv2d, BatchNorm2d, Pool2d, SqueezeExcite, elementwise) whose activations all have the

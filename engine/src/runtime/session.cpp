@@ -16,7 +16,6 @@
 #include "ir/shape_propagation.h"
 #include "memory/placement.h"
 #include "ops/op_registry.h"
-#include "runtime/batch_tile.h"
 
 namespace vitrt {
 namespace {
@@ -82,7 +81,8 @@ Status Session::plan(const SessionOptions& options) {
   PlacementOptions po = placement_options(options, *model_->file);
   // Guard mode checks every step at the full batch, and dumps need every image's intermediates: no tile.
   if (!options.guard_arena && !options.preserve_intermediates)
-    batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch, batch_tile_limits_from_env());
+    batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch,
+                                    batch_tile_limits_from_env(options.batch_tile));
   po.batch_tile = batch_tile_;
   const std::vector<Lifetime> life = compute_lifetimes(graph_);
   tile_inside_.assign(graph_.tensors.size(), 0);

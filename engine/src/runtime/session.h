@@ -17,6 +17,7 @@
 #include "memory/liveness.h"
 #include "memory/placement.h"
 #include "planner/pass_manager.h"
+#include "runtime/batch_tile.h"
 
 namespace vitrt {
 
@@ -32,6 +33,9 @@ struct SessionOptions {
   Precision precision = Precision::kFp32;
   std::string disabled_passes;  // comma-separated pass names to skip (see planner/pass_manager.h)
   bool allow_inplace = true;    // let elementwise kernels write over their single-use input
+  // Which leading steps run image by image at batch > 1 (runtime/batch_tile.h); VITRT_BATCH_TILE_KIB, when
+  // set, overrides min_image_bytes (0: no tile).
+  BatchTileLimits batch_tile;
   // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
   // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.
   bool guard_arena = false;
@@ -82,6 +86,8 @@ class Session {
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   int64_t profiled_runs() const { return profiled_runs_; }
   void reset_profile();
+  // The steps run image by image at batch > 1 (none: last < first).
+  const StepRange& batch_tile() const { return batch_tile_; }
   // After run: the data and shape of any tensor still in memory (all of them with preserve_intermediates).
   const float* tensor_data(int32_t index) const;
   const Shape& tensor_shape(int32_t index) const { return shapes_[index]; }

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// The session's batch tile (runtime/batch_tile.h) on an inverted-residual start at odd sizes: the leading
+// per-image steps whose activations are large enough run image by image, with the same outputs as the
+// untiled session at batches 1..3 (exact on ref, to rounding on cpu), an interior tensor, a residual read
+// across the tile and a boundary tensor produced mid-tile and read after it among them; near misses (too
+// small per image, weights too large, a graph output in the chain, a leading op that is not per image,
+// max_batch 1) get no tile or a shorter one.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/graph_builder.h"
+#include "graph_session_util.h"
+
+using namespace vitrt;
+using namespace vitrt::convert;
+using namespace vitrt::test;
+
+namespace {
+
+struct Config {
+  int64_t h = 13, w = 11, c = 8, e = 24;
+  bool lead_sub = false;     // a Sub of a constant (not one of the tile's ops) before the stem
+  bool stem_output = false;  // the stem's output is also a graph output
+};
+
+// stem 3x3 -> expand 1x1 (+ReLU) -> depthwise 3x3 -> project 1x1 -> + stem -> 3x3/2 max pool, then (outside
+// the tile) global pools of the pooled sum and of the expanded tensor, concatenated.
+Graph build(const Config& k) {
+  Checkpoint ck;
+  uint32_t seed = 5;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    add_random(&ck, name, std::move(shape), seed++);
+  };
+  add("stem.weight", {k.c, 3, 3, 3}), add("stem.bias", {k.c});
+  if (k.lead_sub) add("mean", {1, 3, 1, 1});
+  add("expand.weight", {k.e, k.c, 1, 1}), add("expand.bias", {k.e});
+  add("dw.weight", {k.e, 1, 3, 3}), add("dw.bias", {k.e});
+  add("project.weight", {k.c, k.e, 1, 1});
+  GraphBuilder b(ck);
+  int32_t x = b.input("image", Shape{1, 3, k.h, k.w});
+  if (k.lead_sub) {
+    x = b.op(OpType::kSub, NoAttrs{}, {x, b.weight("mean")}, "normalize");
+  }
+  Conv2dAttrs same;
+  same.pad_h = same.pad_w = 1;
+  const int32_t stem =
+      b.op(OpType::kConv2d, same, {x, b.weight("stem.weight"), b.weight("stem.bias")}, "stem");
+  if (k.stem_output) b.mark_output(stem);
+  Conv2dAttrs relu;
+  relu.activation = Activation::kRelu;
+  const int32_t expanded =
+      b.op(OpType::kConv2d, relu, {stem, b.weight("expand.weight"), b.weight("expand.bias")}, "expand");
+  Conv2dAttrs dw = same;
+  dw.groups = static_cast<int32_t>(k.e);
+  const int32_t mixed =
+      b.op(OpType::kConv2d, dw, {expanded, b.weight("dw.weight"), b.weight("dw.bias")}, "dw");
+  const int32_t projected =
+      b.op(OpType::kConv2d, Conv2dAttrs{}, {mixed, b.weight("project.weight")}, "project");
+  const int32_t sum = b.op(OpType::kAdd, NoAttrs{}, {stem, projected}, "residual");
+  Pool2dAttrs pool;
+  pool.kernel_h = pool.kernel_w = 3;
+  pool.stride_h = pool.stride_w = 2;
+  const int32_t pooled = b.op(OpType::kPool2d, pool, {sum}, "pool");
+  const int32_t a = b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {pooled}, "gap");
+  const int32_t e =
+      b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {expanded}, "gap_expanded");
+  b.mark_output(b.op(OpType::kConcat, ConcatAttrs{1}, {a, e}, "concat"));
+  return finish_image_graph(b, k.h, k.w);
+}
+
+std::unique_ptr<Session> tiled_session(std::shared_ptr<const Model> m, const std::string& backend,
+                                       int64_t max_batch, BatchTileLimits limits) {
+  SessionOptions o;
+  o.backend = backend;
+  o.max_batch = max_batch;
+  o.num_threads = 2;
+  o.poison_activations = true;
+  o.batch_tile = limits;
+  std::unique_ptr<Session> s;
+  Status st = Session::create(std::move(m), o, &s);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return s;
+}
+
+// The tile's last step, -1 for none.
+int tile_last(const Session& s) {
+  const StepRange r = s.batch_tile();
+  if (r.last < r.first) return -1;
+  REQUIRE(r.first == 0);
+  return r.last;
+}
+
+// The step of the node named `name` (fused nodes join their parts' names with '+'), -1 if none.
+int step_of(const Session& s, const std::string& name) {
+  const std::vector<Node>& nodes = s.graph().nodes;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].name == name || nodes[i].name.find(name + "+") == 0 ||
+        nodes[i].name.find("+" + name) != std::string::npos)
+      return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("batch tile: the leading per-image steps run image by image, same outputs as untiled") {
+  BatchTileLimits small;  // every activation of the test graph is a few KiB per image
+  small.min_image_bytes = 1024;
+  BatchTileLimits off;
+  off.min_image_bytes = UINT64_MAX;
+  for (const Config& k : {Config{}, Config{9, 16, 5, 20}}) {
+    CAPTURE(k.h);
+    CAPTURE(k.w);
+    std::vector<uint8_t> storage;
+    const auto model = load(build(k), &storage);
+    for (const char* backend : {"ref", "cpu"}) {
+      CAPTURE(backend);
+      auto tiled = tiled_session(model, backend, 3, small);
+      auto untiled = tiled_session(model, backend, 3, off);
+      // stem .. max pool (its input is above 1 KiB per image); the global pools and the concat are not
+      // per image.
+      CHECK(tile_last(*tiled) == step_of(*tiled, "pool"));
+      CHECK(step_of(*tiled, "residual") >= 3);
+      CHECK(tile_last(*untiled) == -1);
+      check_same_outputs(*tiled, *untiled, 3, 17, std::string(backend) == "ref" ? 0.0 : 1e-5);
+    }
+  }
+}
+
+TEST_CASE("batch tile: near misses get no tile or a shorter one") {
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  const Config plain;
+  std::vector<uint8_t> storage;
+  const auto model = load(build(plain), &storage);
+  // Max pool's output (8 x 6 x 5 floats, 960 bytes per image) is below 1 KiB, its input above: it joins.
+  auto full = tiled_session(model, "cpu", 2, small);
+  CHECK(tile_last(*full) == step_of(*full, "pool"));
+  BatchTileLimits above = small;
+  above.min_image_bytes = 8 * 13 * 11 * 4 + 4;  // above the stem's output, below the expanded tensor
+  // stem reads 3x13x11 and writes 8x13x11 floats: both below; no step joins.
+  CHECK(tile_last(*tiled_session(model, "cpu", 2, above)) == -1);
+  BatchTileLimits light = small;
+  light.max_weight_bytes = 900;  // the stem's 896 and expand's 864 bytes of weights, not dw's 960
+  auto stem_expand = tiled_session(model, "cpu", 2, light);
+  CHECK(tile_last(*stem_expand) == step_of(*stem_expand, "expand"));
+  CHECK(step_of(*stem_expand, "expand") == 1);
+  light.max_weight_bytes = 880;  // below the stem's 896: no step joins
+  CHECK(tile_last(*tiled_session(model, "cpu", 2, light)) == -1);
+  CHECK(tile_last(*tiled_session(model, "cpu", 1, small)) == -1);  // max_batch 1
+  Config lead = plain;
+  lead.lead_sub = true;
+  std::vector<uint8_t> storage2;
+  CHECK(tile_last(*tiled_session(load(build(lead), &storage2), "cpu", 2, small)) == -1);
+  Config leak = plain;
+  leak.stem_output = true;
+  std::vector<uint8_t> storage3;
+  CHECK(tile_last(*tiled_session(load(build(leak), &storage3), "cpu", 2, small)) == -1);
+}

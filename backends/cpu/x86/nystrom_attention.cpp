@@ -261,12 +261,8 @@ class NystromAttentionKernel final : public ref::RefKernel {
         const int64_t lanes = std::min(kLanes, s.d - j0);
         double sq[kLanes] = {}, sk[kLanes] = {};
         for (int64_t i = seg.start; i < seg.start + seg.count; ++i) {
-          const float* qr = q + i * s.c + j0;
-          const float* kr = k + i * s.c + j0;
-          for (int64_t j = 0; j < lanes; ++j) {
-            sq[j] += qr[j] * a_.q_scale;
-            sk[j] += kr[j] * a_.k_scale;
-          }
+          ny_->scaled_sum(q + i * s.c + j0, lanes, a_.q_scale, sq);
+          ny_->scaled_sum(k + i * s.c + j0, lanes, a_.k_scale, sk);
         }
         for (int64_t j = 0; j < lanes; ++j) {
           ql[p * s.d + j0 + j] = static_cast<float>(sq[j] / static_cast<double>(seg.count));
@@ -416,8 +412,7 @@ class NystromAttentionKernel final : public ref::RefKernel {
     float* out = run.out + b * s.n * s.c + h * s.d;
     const int64_t half = s.ks / 2;
     const int64_t nb = std::min(kBlock, s.n - i0);
-    for (int64_t i = 0; i < nb; ++i)
-      for (int64_t j = 0; j < s.d; ++j) qb[i * s.d + j] = q[(i0 + i) * s.c + j] * a_.q_scale;
+    for (int64_t i = 0; i < nb; ++i) ny_->scaled_copy(q + (i0 + i) * s.c, s.d, a_.q_scale, qb + i * s.d);
     gemm_packed_product(run.g.qk, qb, s.d, nb, s.d, run.item(bh) + run.l.pkl, s.m, s1, s.mp);
     for (int64_t i = 0; i < nb; ++i) softmax_row(ny_, s1 + i * s.mp, s.m, s.mp);
     gemm_packed_product(run.g.out, s1, s.mp, nb, s.m, run.item(bh) + run.l.pw, s.d, out + i0 * s.c, s.c);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// NystromAttention's exp loops (nystrom_attention_simd.h), written once on xsimd batches and instantiated per
-// ISA (nystrom_attention_avx512.cpp, nystrom_attention_avx2.cpp). Everything lives in an anonymous namespace
-// so that no inline function compiled with AVX-512 flags can be merged by the linker into the baseline or
-// AVX2 code.
+// NystromAttention's vector loops (nystrom_attention_simd.h), written once on xsimd batches and instantiated
+// per ISA (nystrom_attention_avx512.cpp, nystrom_attention_avx2.cpp). Everything lives in an anonymous
+// namespace so that no inline function compiled with AVX-512 flags can be merged by the linker into the
+// baseline or AVX2 code.
 #include <cmath>
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
@@ -57,6 +57,18 @@ void ny_scale(float* row, int64_t n, float s) {
   for (; j < n; ++j) row[j] *= s;
 }
 
+// Plain loops: compiled in each ISA's translation unit, the compiler vectorises them at its width (each lane
+// on its own, so the bits are the scalar loop's).
+template <class A>
+void ny_scaled_sum(const float* row, int64_t n, float s, double* sum) {
+  for (int64_t j = 0; j < n; ++j) sum[j] += static_cast<double>(row[j] * s);
+}
+
+template <class A>
+void ny_scaled_copy(const float* src, int64_t n, float s, float* dst) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j] * s;
+}
+
 template <class A>
 NystromSimd make_nystrom_simd(const char* name) {
   NystromSimd t;
@@ -64,6 +76,8 @@ NystromSimd make_nystrom_simd(const char* name) {
   t.row_max = &partial_row_max<A>;
   t.exp_sum = &ny_exp_sum<A>;
   t.scale = &ny_scale<A>;
+  t.scaled_sum = &ny_scaled_sum<A>;
+  t.scaled_copy = &ny_scaled_copy<A>;
   return t;
 }
 

@@ -100,6 +100,8 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
   check(1, 75, 29, 29, 41, 1, 1, 1, 0, 1, 1);
   check(5, 33, 11, 13, 200, 1, 1, 1, 0, 1, 1);
   check(2, 64, 14, 14, 45, 1, 1, 2, 0, 1, 1);
+  // Grouped pointwise with whole panels inside each image: those are read in place, a group's planes apart.
+  check(2, 12, 17, 16, 18, 1, 1, 1, 0, 1, 3);
   // Random ones.
   std::uniform_int_distribution<int> ch(1, 40), hw(5, 40), kern(1, 5), stride(1, 4), items(1, 9);
   for (int r = 0; r < 8; ++r) {

@@ -92,6 +92,10 @@ class GemmConvKernel final : public ref::RefKernel {
     const int64_t groups = a_.groups;
     const int nr = gemm_->nr, mr = gemm_->mr;
     const bool fold = fold_;
+    // A pointwise conv's panel of NR pixels of one image is read in place: NR consecutive floats of each
+    // input channel's plane, a plane apart, are the panel's rows (GemmPanel::ldb); no im2col copy.
+    const bool pointwise = kh == 1 && kw == 1 && a_.stride_h == 1 && a_.stride_w == 1 && a_.pad_h == 0 &&
+                           a_.pad_w == 0 && h * wd == pix;
     // Panels per group: over the whole batch when folded, else per image.
     const int64_t panels = fold ? gemm_panels(batch * pix, nr) : batch * gemm_panels(pix, nr);
     const int64_t image_panels = gemm_panels(pix, nr);
@@ -146,7 +150,8 @@ class GemmConvKernel final : public ref::RefKernel {
         const int64_t grp = gp_index / panels;
         const Im2colPanel ip = im2col_panel(gp_index, col);
         const int64_t first = ip.first, cols = ip.cols;
-        if (packed != gp_index) {
+        const bool in_place = pointwise && cols == nr && first / pix == (first + cols - 1) / pix;
+        if (!in_place && packed != gp_index) {
           im2col(ip);
           packed = gp_index;
         }
@@ -165,7 +170,8 @@ class GemmConvKernel final : public ref::RefKernel {
         }
         gp.m = r1 - r0;
         gp.k = k;
-        gp.b = col;
+        gp.b = in_place ? ip.x + first / pix * ip.image_stride + first % pix : col;
+        gp.ldb = in_place ? pix : 0;
         gp.cols = cols;
         // Only a panel that runs from one image into the next needs the C block: the others are stored in
         // place, a partial last panel of an image with masked stores.

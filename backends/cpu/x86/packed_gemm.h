@@ -56,6 +56,9 @@ struct GemmPanel {
   int64_t a_rows = 0, a_row0 = 0;
   int64_t m = 0, k = 0;
   const float* b = nullptr;  // the packed panel: k × NR
+  // Floats from one row of the panel to the next: 0 means NR (packed). fp32 tiles only: Conv2d reads a
+  // pointwise conv's full panels in place, NR consecutive pixels of each input channel, a plane apart.
+  int64_t ldb = 0;
   int64_t cols = 0;
   float* c = nullptr;  // C[0, first column of the panel], leading dimension ldc
   int64_t ldc = 0;

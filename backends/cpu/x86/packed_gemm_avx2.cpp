@@ -10,6 +10,9 @@ namespace {
 
 struct Vec256 : Avx2Ops {
   static constexpr int kRows = 6, kVecs = 2;
+  // B read in place (GemmPanel::ldb) is not 32-byte aligned; on aligned panels an unaligned load costs the
+  // same.
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
 };
 
 }  // namespace

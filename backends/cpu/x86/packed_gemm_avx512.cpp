@@ -12,6 +12,9 @@ namespace {
 template <int Rows, int Vecs>
 struct Vec512 : Avx512Ops {
   static constexpr int kRows = Rows, kVecs = Vecs;
+  // B read in place (GemmPanel::ldb) is not 64-byte aligned; on aligned panels an unaligned load costs the
+  // same.
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
 };
 
 }  // namespace

@@ -107,10 +107,12 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
   }
   if (last && p.residual) prefetch_residual<T, R, NV>(p, row0);
   using P = typename ProductOps<T>::type;
+  const int64_t ldb = p.ldb > 0 ? p.ldb : NR;
   if (p.a_packed)  // this K block's row tile of T::kRows rows (gemm_pack_a): R <= kRows of them are read
-    fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * NR, NR, kc);
+    fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * ldb, ldb,
+                       kc);
   else
-    fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * NR, NR, kc);
+    fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * ldb, ldb, kc);
   if (last && p.residual && p.residual_before_act) add_residual<T, R, NV>(p, row0, partial, valid, acc);
   if (last && p.act != GemmAct::kNone) activate<T, R, NV>(p.act, acc);
   if (last && p.residual && !p.residual_before_act) add_residual<T, R, NV>(p, row0, partial, valid, acc);

@@ -8,11 +8,16 @@
 // depthwise conv (at most Σ|w_dw| of a channel times it) into the hidden values h; fc2 adds its own rounding,
 // 2^-7 · sqrt(Ch) · max|h| · max|W2|, plus the hidden error carried by W2 (a random walk over Ch: sqrt(Ch) ·
 // max|W2| · e_h). And, tighter, against the op in double on the operands rounded to bf16 as the kernel rounds
-// them: then only fp32 sums and a few hidden values rounding the other way are left. The bf16 output must
-// also differ from the fp32 kernel's (the bf16 GEMM ran); a wrong pair layout or a band's rows left unrounded
-// is off by the size of the output itself.
+// them: then only fp32 sums and a few hidden values rounding the other way are left. That comparison is held
+// two ways: the largest error within two bf16 steps of a hidden value times a weight (the flips), and 99% of
+// the outputs within 1e-4 of the output scale (measured: at most 18 of 50176 outputs above it, from flips;
+// with fc1 or fc2 left in fp32 over 70% of the outputs are, the largest errors passing the first bound). One
+// shape has the identity depthwise kernel (no bias, no activations): the hidden values are fc1's outputs, so
+// each GEMM's rounding shows directly. The bf16 output must also differ from the fp32 kernel's (the bf16 GEMM
+// ran); a wrong pair layout or a band's rows left unrounded is off by the size of the output itself.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -29,6 +34,7 @@ namespace {
 struct MlpShape {
   int64_t b, h, w, c, ch, co, pad_h, pad_w;
   Activation fc1, dw;
+  bool identity_dw;  // depthwise kernel 1 at its centre, 0 elsewhere, bias 0
 };
 
 double act(Activation a, double x) {
@@ -65,15 +71,16 @@ TEST_CASE("x86 ConvMlp in bf16: within the bf16 bound of the op in double") {
   std::mt19937 rng(2626);
   // A LaViT-like stage (hidden 8x, several bands), odd widths (odd K: a half-empty last pair), one-row
   // grids, 5x5 and 1x3 kernels, an odd batch (images cut into row segments across the 2 threads).
-  const MlpShape shapes[] = {{2, 28, 28, 32, 256, 32, 1, 1, Activation::kNone, Activation::kGeluErf},
-                             {3, 9, 13, 13, 70, 11, 1, 1, Activation::kRelu, Activation::kGeluErf},
-                             {1, 7, 5, 6, 33, 9, 2, 2, Activation::kGeluErf, Activation::kNone},
-                             {9, 3, 5, 3, 19, 4, 1, 1, Activation::kNone, Activation::kRelu},
-                             {1, 1, 9, 7, 17, 5, 0, 1, Activation::kNone, Activation::kGeluErf}};
+  const MlpShape shapes[] = {{2, 28, 28, 32, 256, 32, 1, 1, Activation::kNone, Activation::kGeluErf, false},
+                             {3, 9, 13, 13, 70, 11, 1, 1, Activation::kRelu, Activation::kGeluErf, false},
+                             {1, 7, 5, 6, 33, 9, 2, 2, Activation::kGeluErf, Activation::kNone, false},
+                             {9, 3, 5, 3, 19, 4, 1, 1, Activation::kNone, Activation::kRelu, false},
+                             {1, 1, 9, 7, 17, 5, 0, 1, Activation::kNone, Activation::kGeluErf, false},
+                             {2, 6, 7, 24, 96, 24, 1, 1, Activation::kNone, Activation::kNone, true}};
   for (const MlpShape& s : shapes) {
     const std::string name = "conv_mlp_bf16 b" + std::to_string(s.b) + " " + std::to_string(s.h) + "x" +
                              std::to_string(s.w) + "x" + std::to_string(s.c) + " -> " + std::to_string(s.ch) +
-                             " -> " + std::to_string(s.co);
+                             " -> " + std::to_string(s.co) + (s.identity_dw ? " identity dw" : "");
     CAPTURE(name);
     const int64_t n = s.h * s.w, kh = 2 * s.pad_h + 1, kw = 2 * s.pad_w + 1;
     std::vector<HostTensor> in = {
@@ -85,6 +92,12 @@ TEST_CASE("x86 ConvMlp in bf16: within the bf16 bound of the op in double") {
         random_tensor(Shape{s.co, s.ch}, rng, 1.0f / std::sqrt(float(s.ch))),
         random_tensor(Shape{s.co}, rng, 0.5f),
         random_tensor(Shape{s.b, n, s.co}, rng)};
+    if (s.identity_dw) {
+      std::fill(in[3].data.begin(), in[3].data.end(), 0.0f);
+      for (int64_t j = 0; j < s.ch; ++j)
+        in[3].data[static_cast<size_t>((j * kh + s.pad_h) * kw + s.pad_w)] = 1;
+      std::fill(in[4].data.begin(), in[4].data.end(), 0.0f);
+    }
     ConvMlpAttrs a;
     a.height = static_cast<int32_t>(s.h);
     a.width = static_cast<int32_t>(s.w);
@@ -154,15 +167,19 @@ TEST_CASE("x86 ConvMlp in bf16: within the bf16 bound of the op in double") {
     // rounds to the other bf16 neighbour than the double one (each moves an output by one bf16 step of h
     // times a weight; two per output allowed).
     const double tight = 2 * std::ldexp(1.0, -8) * max_hid * max_abs(w2) + 1e-5 * max_abs(f.data);
+    const double fine = 1e-4 * max_abs(f.data);
+    const size_t allowed_coarse = want.size() / 100;  // outputs moved by a flipped hidden value
     auto be = backend(true);
     for (int threads : {1, 2}) {
       const HostTensor got = run_op(*be, a, in, threads, name);
       REQUIRE(got.data.size() == want.size());
       double e = 0, er = 0, e32 = 0, from_fp32 = 0;
+      std::vector<double> drs(want.size());
       for (size_t i = 0; i < want.size(); ++i) {
         const double d = std::fabs(got.data[i] - want[i]), dr = std::fabs(got.data[i] - want_rounded[i]);
         e = std::isnan(d) ? INFINITY : std::fmax(e, d);
         er = std::isnan(dr) ? INFINITY : std::fmax(er, dr);
+        drs[i] = std::isnan(dr) ? INFINITY : dr;
         e32 = std::fmax(e32, std::fabs(f.data[i] - want[i]));
         from_fp32 = std::fmax(from_fp32, std::fabs(got.data[i] - f.data[i]));
       }
@@ -172,6 +189,13 @@ TEST_CASE("x86 ConvMlp in bf16: within the bf16 bound of the op in double") {
       MESSAGE(name, " (", threads, " threads): max |x86 - rounded operands in double| ", er, ", bound ",
               tight);
       CHECK(er <= tight);
+      const size_t coarse =
+          static_cast<size_t>(std::count_if(drs.begin(), drs.end(), [&](double v) { return !(v <= fine); }));
+      std::nth_element(drs.begin(), drs.begin() + drs.size() * 99 / 100, drs.end());
+      MESSAGE(name, " (", threads, " threads): 99th percentile of |x86 - rounded operands in double| ",
+              drs[drs.size() * 99 / 100], "; ", coarse, " outputs above ", fine, " (", allowed_coarse,
+              " allowed)");
+      CHECK(coarse <= allowed_coarse);
       CHECK(from_fp32 > 0);  // the bf16 GEMMs ran
     }
   }

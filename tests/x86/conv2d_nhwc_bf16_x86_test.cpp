@@ -10,9 +10,9 @@
 //  * against the double conv of the fp32 operands, with the error bf16 itself allows: 2^-7 · sqrt(K) ·
 //    max|x| · max|w| (each operand off by at most 2^-8 relative, K roundings adding up like a random walk),
 //    times 1.2 for the activation's slope.
-// The output must also differ from the fp32 kernel's (the bf16 kernel ran), and a Conv2d with a fused
-// residual or on fewer than 128 input channels, which the bf16 kernel declines, must give the fp32 kernel's
-// output bit for bit.
+// The output must also differ from the fp32 kernel's (the bf16 kernel ran), and a Conv2d the bf16 kernel
+// declines (a fused residual, fewer than 128 input channels, NCHW, a non-constant weight, groups > 1) must
+// give the fp32 kernel's output bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -29,7 +29,7 @@ namespace test {
 namespace {
 
 struct ConvShape {
-  int64_t b, h, w, cin, cout, kh, kw, stride, pad, dil;
+  int64_t b, h, w, cin, cout, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   Activation act;
   bool bias;
 };
@@ -55,10 +55,10 @@ std::unique_ptr<Backend> make_backend(bool bf16_on) {
 }
 
 HostTensor run_conv(Backend& be, const Conv2dAttrs& a, const std::vector<HostTensor>& in, int threads,
-                    const std::string& name) {
+                    const std::string& name, bool constant_weight = true) {
   std::vector<const HostTensor*> ptrs;
   for (const auto& t : in) ptrs.push_back(&t);
-  std::vector<bool> constant = {false, true, true, false};
+  std::vector<bool> constant = {false, constant_weight, true, false};
   constant.resize(in.size());
   ThreadedOpRunner r;
   Status st = r.plan(be, OpType::kConv2d, a, ptrs, constant, threads, name);
@@ -76,26 +76,36 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
   }
   std::mt19937 rng(4242);
   // At least 128 input channels (fewer stay fp32: gemm_conv2d_bf16.cpp); odd channel counts (odd K: a
-  // half-empty last pair; patch segments that start mid-pair).
+  // half-empty last pair; patch segments that start mid-pair). Fields: b, h, w, cin, cout, kh, kw, stride
+  // h/w, pad h/w, dilation h/w.
   const ConvShape shapes[] = {
-      {2, 9, 11, 131, 19, 3, 3, 2, 1, 1, Activation::kGeluErf, true},  // a patch embedding, odd channels
-      {1, 14, 14, 320, 20, 2, 2, 2, 0, 1, Activation::kNone, false},   // a spatial reduction
-      {3, 7, 5, 128, 37, 3, 3, 2, 1, 1, Activation::kRelu, true},      // an odd batch
-      {2, 5, 7, 129, 11, 1, 1, 1, 0, 1, Activation::kGeluTanh, true},  // pointwise
-      {1, 12, 10, 130, 7, 3, 3, 1, 2, 2, Activation::kRelu, false},    // dilated, padded past the kernel
-      {1, 15, 13, 133, 70, 7, 7, 4, 3, 1, Activation::kNone, true}};   // a 7x7 stride-4 stem shape
+      {2, 9, 11, 131, 19, 3, 3, 2, 2, 1, 1, 1, 1, Activation::kGeluErf, true},  // a patch embedding
+      {1, 14, 14, 320, 20, 2, 2, 2, 2, 0, 0, 1, 1, Activation::kNone, false},   // a spatial reduction
+      {3, 7, 5, 128, 37, 3, 3, 2, 2, 1, 1, 1, 1, Activation::kRelu, true},      // an odd batch
+      {2, 5, 7, 129, 11, 1, 1, 1, 1, 0, 0, 1, 1, Activation::kGeluTanh, true},  // pointwise
+      {1, 12, 10, 130, 7, 3, 3, 1, 1, 2, 2, 2, 2, Activation::kRelu,
+       false},  // dilated, padded past the kernel
+      {1, 15, 13, 133, 70, 7, 7, 4, 4, 3, 3, 1, 1, Activation::kNone, true},  // a 7x7 stride-4 stem shape
+      // h and w differ in stride, pad and dilation (an h attribute used for w, or w for h, is caught): a
+      // dilated row kernel, and a 3x2 kernel whose rows lie inside the image (the contiguous-row copy).
+      {2, 7, 9, 129, 13, 1, 3, 2, 1, 1, 0, 1, 2, Activation::kNone, true},
+      {1, 9, 12, 128, 10, 3, 2, 1, 3, 0, 2, 2, 1, Activation::kRelu, false}};
   double worst_exact = 0, worst_bf16 = 0;
   for (const ConvShape& s : shapes) {
-    const std::string name = "conv_bf16 b" + std::to_string(s.b) + " " + std::to_string(s.h) + "x" +
-                             std::to_string(s.w) + "x" + std::to_string(s.cin) + " -> " +
-                             std::to_string(s.cout) + " k" + std::to_string(s.kh) + "x" +
-                             std::to_string(s.kw) + " s" + std::to_string(s.stride) + " p" +
-                             std::to_string(s.pad) + " d" + std::to_string(s.dil);
+    const std::string name =
+        "conv_bf16 b" + std::to_string(s.b) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) + "x" +
+        std::to_string(s.cin) + " -> " + std::to_string(s.cout) + " k" + std::to_string(s.kh) + "x" +
+        std::to_string(s.kw) + " s" + std::to_string(s.stride_h) + "x" + std::to_string(s.stride_w) + " p" +
+        std::to_string(s.pad_h) + "x" + std::to_string(s.pad_w) + " d" + std::to_string(s.dil_h) + "x" +
+        std::to_string(s.dil_w);
     CAPTURE(name);
     Conv2dAttrs a;
-    a.stride_h = a.stride_w = static_cast<int32_t>(s.stride);
-    a.pad_h = a.pad_w = static_cast<int32_t>(s.pad);
-    a.dilation_h = a.dilation_w = static_cast<int32_t>(s.dil);
+    a.stride_h = static_cast<int32_t>(s.stride_h);
+    a.stride_w = static_cast<int32_t>(s.stride_w);
+    a.pad_h = static_cast<int32_t>(s.pad_h);
+    a.pad_w = static_cast<int32_t>(s.pad_w);
+    a.dilation_h = static_cast<int32_t>(s.dil_h);
+    a.dilation_w = static_cast<int32_t>(s.dil_w);
     a.activation = s.act;
     a.channels_last = true;
     const int64_t k = s.cin * s.kh * s.kw;
@@ -103,8 +113,8 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
         random_tensor(Shape{s.b, s.h, s.w, s.cin}, rng),
         random_tensor(Shape{s.cout, s.cin, s.kh, s.kw}, rng, 1.0f / std::sqrt(float(k)))};
     if (s.bias) in.push_back(random_tensor(Shape{s.cout}, rng, 0.5f));
-    const int64_t ho = (s.h + 2 * s.pad - s.dil * (s.kh - 1) - 1) / s.stride + 1;
-    const int64_t wo = (s.w + 2 * s.pad - s.dil * (s.kw - 1) - 1) / s.stride + 1;
+    const int64_t ho = (s.h + 2 * s.pad_h - s.dil_h * (s.kh - 1) - 1) / s.stride_h + 1;
+    const int64_t wo = (s.w + 2 * s.pad_w - s.dil_w * (s.kw - 1) - 1) / s.stride_w + 1;
     const std::vector<float>&x = in[0].data, &w = in[1].data;
     double xmax = 0, wmax = 0;
     for (float v : x) xmax = std::fmax(xmax, std::fabs(v));
@@ -123,8 +133,8 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
             for (int64_t c = 0; c < s.cin; ++c)
               for (int64_t ky = 0; ky < s.kh; ++ky)
                 for (int64_t kx = 0; kx < s.kw; ++kx) {
-                  const int64_t iy = oy * s.stride - s.pad + ky * s.dil,
-                                ix = ox * s.stride - s.pad + kx * s.dil;
+                  const int64_t iy = oy * s.stride_h - s.pad_h + ky * s.dil_h,
+                                ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
                   if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
                   const float xv = x[((b * s.h + iy) * s.w + ix) * s.cin + c];
                   const float wv = w[((co * s.cin + c) * s.kh + ky) * s.kw + kx];
@@ -168,7 +178,7 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
   CHECK(worst_bf16 > 0.02);  // the bf16 bound is not so loose that anything passes
 }
 
-TEST_CASE("x86 channels-last Conv2d in bf16 on few channels or with a fused residual: the fp32 output") {
+TEST_CASE("x86 Conv2d in bf16 where the bf16 kernel declines it: the fp32 output") {
   std::mt19937 rng(99);
   Conv2dAttrs a;
   a.stride_h = a.stride_w = 1;
@@ -187,6 +197,26 @@ TEST_CASE("x86 channels-last Conv2d in bf16 on few channels or with a fused resi
                                       random_tensor(Shape{7, 128, 3, 3}, rng, 0.05f),
                                       random_tensor(Shape{7}, rng), random_tensor(Shape{2, 6, 5, 7}, rng)};
   CHECK(run_conv(*be, a, in, 2, "residual").data == run_conv(*fp32, a, in, 2, "residual").data);
+  // A weight computed at run time: not packed at plan time, so fp32.
+  const std::vector<HostTensor> dense = {random_tensor(Shape{2, 6, 5, 128}, rng),
+                                         random_tensor(Shape{7, 128, 3, 3}, rng, 0.05f),
+                                         random_tensor(Shape{7}, rng)};
+  CHECK(run_conv(*be, a, dense, 2, "runtime weight", false).data ==
+        run_conv(*fp32, a, dense, 2, "runtime weight", false).data);
+  // Grouped (groups 2 on 256 input channels: 128 per group): fp32.
+  Conv2dAttrs grouped = a;
+  grouped.groups = 2;
+  const std::vector<HostTensor> gin = {random_tensor(Shape{1, 5, 6, 256}, rng),
+                                       random_tensor(Shape{8, 128, 3, 3}, rng, 0.05f),
+                                       random_tensor(Shape{8}, rng)};
+  CHECK(run_conv(*be, grouped, gin, 2, "grouped").data == run_conv(*fp32, grouped, gin, 2, "grouped").data);
+  // NCHW whose last dimension (W) is 128, as many as the input channels: the layout, not the size, declines.
+  Conv2dAttrs nchw = a;
+  nchw.channels_last = false;
+  const std::vector<HostTensor> cin = {random_tensor(Shape{1, 128, 3, 128}, rng),
+                                       random_tensor(Shape{6, 128, 3, 3}, rng, 0.05f),
+                                       random_tensor(Shape{6}, rng)};
+  CHECK(run_conv(*be, nchw, cin, 2, "nchw").data == run_conv(*fp32, nchw, cin, 2, "nchw").data);
 }
 
 }  // namespace

@@ -102,6 +102,9 @@ TEST_CASE("cpu Conv2d (im2col + packed GEMM) matches the reference on the model 
   check(2, 64, 14, 14, 45, 1, 1, 2, 0, 1, 1);
   // Grouped pointwise with whole panels inside each image: those are read in place, a group's planes apart.
   check(2, 12, 17, 16, 18, 1, 1, 1, 0, 1, 3);
+  // Inputs over 1 MiB, where each panel's GEMM prefetches the next panel's input: a 3×3 and a pointwise conv.
+  check(2, 64, 47, 45, 20, 3, 3, 1, 1, 1, 1);
+  check(2, 130, 33, 35, 9, 1, 1, 1, 0, 1, 1);
   // Random ones.
   std::uniform_int_distribution<int> ch(1, 40), hw(5, 40), kern(1, 5), stride(1, 4), items(1, 9);
   for (int r = 0; r < 8; ++r) {

@@ -174,8 +174,24 @@ class Prefetcher {
   const char *at_ = nullptr, *end_ = nullptr;
 };
 
+// T's tile with Vecs < T::kVecs vectors per row and the same rows: what a last panel narrower than NR runs,
+// so that vectors wholly past its columns are not computed (196 pixels of a 14² map on 32-wide panels: the
+// 7th panel's 4 columns in one vector instead of two). It reads the panel's rows at their full width (ldb).
+template <class T, int Vecs>
+struct Narrow : T {
+  static constexpr int kVecs = Vecs;
+};
+
 template <class T>
 void panel(const GemmPanel& p) {
+  constexpr int W = T::kWidth, NV = T::kVecs;
+  if constexpr (NV > 1 && std::is_same_v<typename ProductOps<T>::type, T>) {  // fp32 panels only
+    if (p.cols <= (NV - 1) * W) {
+      GemmPanel narrow = p;
+      if (narrow.ldb <= 0) narrow.ldb = NV * W;
+      return panel<Narrow<T, NV - 1>>(narrow);
+    }
+  }
   struct Fence {  // non-temporal stores must be ordered before other threads read C
     bool on;
     ~Fence() {

@@ -4,7 +4,8 @@
 // values exist only as heads [B,h,Nk,d] — mlpen's LRA Linformer (each head compressed by a constant E_h, then
 // the scores divided by √d or multiplied by d^-1/2) and lucidrains' one_kv_head (one compressed key/value
 // head expanded to every head) — fuses to one SoftmaxAttention reading the heads merged into [B,Nk,C] tokens,
-// on odd shapes (N = 21 tokens, Nk = 5, d = 7, one head and three), and computes what the unfused graph does.
+// on odd shapes (N = 21 tokens, Nk = 5, d = 7, one head and three), and computes what the unfused graph does;
+// with values that are the keys (v = k) the op reads one merged tensor for both.
 // Near misses stay plain ops: keys and values that do not follow the batch (constants [1,h,Nk,d] broadcast by
 // the MatMuls), values of another head width, a scale per head, the softmax over the queries.
 #include <doctest/doctest.h>
@@ -32,6 +33,7 @@ struct Case {
   int64_t heads;
   bool divide;  // scores / √d (the LRA export for d not a power of 2), else scores · d^-1/2
   Miss miss;
+  bool shared = false;  // LRA with v = k
 };
 
 // image -> 1x1 stem -> tokens x [B,N,C]; q = x split into heads; k, v heads [B,h,Nk,d] per the form; then
@@ -64,7 +66,9 @@ Graph build(const Case& c) {
     // E [h,Nk,N] times each head [B,h,N,d]; the near miss's values have heads of width d + 1.
     const int32_t e = weight("e", {h, kNk, kN}, 3, 0.6f);
     k = b.op(OpType::kMatMul, NoAttrs{}, {e, heads(x, kD, "k")}, "k");
-    if (c.miss == Miss::kWiderValues) {
+    if (c.shared) {
+      v = k;
+    } else if (c.miss == Miss::kWiderValues) {
       const int32_t vx = b.op(OpType::kLinear, LinearAttrs{},
                               {x, weight("wide_v", {h * (kD + 1), cc}, 9, 0.4f), kAbsent}, "v_in");
       v = b.op(OpType::kMatMul, NoAttrs{}, {e, heads(vx, kD + 1, "v")}, "v");
@@ -120,6 +124,7 @@ void check(const Case& c, bool fuses) {
         if (n.type != OpType::kSoftmaxAttention) continue;
         for (int i : {1, 2})
           CHECK(fused->graph().tensors[n.inputs[i]].shape == Shape{kDynamicDim, kNk, c.heads * kD});
+        CHECK((n.inputs[1] == n.inputs[2]) == c.shared);  // shared heads merged once
       }
     }
     check_same_outputs(*fused, *unfused, 2, 17, 2e-6);
@@ -137,6 +142,10 @@ TEST_CASE("fuse_attention: LRA and one_kv_head Linformer heads fuse with their k
         CAPTURE(divide);
         check({form, heads, divide, Miss::kNone}, true);
       }
+  for (const int64_t heads : {1, 3}) {
+    CAPTURE(heads);
+    check({Form::kLra, heads, true, Miss::kNone, true}, true);  // v = k
+  }
 }
 
 TEST_CASE("fuse_attention: near misses of the Linformer heads forms stay plain ops and run") {

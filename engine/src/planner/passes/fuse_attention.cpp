@@ -118,8 +118,9 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
        split_heads("q_in", "q", true) + k_t_direct + split_heads("v_in", "v", true), false, false},
       {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + k_t,
        true, false},
-      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, false, true},
-      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, true, true}};
+      // Also values that are the keys' heads (v = k): the matcher lets k and v bind one tensor, and the
+      // rewrite's completion then merges it into tokens once.
+      {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, false, true}};
   for (const auto& [layout, heads, kv_shared, kv_heads] : layouts) {
     for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput, ScaleAt::kScoresDiv}) {
       if (scale_at == ScaleAt::kQInput && layout != AttentionInputs::kSeparate) continue;

@@ -69,10 +69,11 @@ typedef enum vitrt_backend {
   VITRT_BACKEND_CUDA = 3
 } vitrt_backend_t;
 
-/* API version 4. The arithmetic a session asks for. BF16: the CPU backend rounds the operands of Linear and
- * of attention's two products to bf16 and sums in fp32 where the CPU has AVX512-BF16; every other op, and
- * every backend or CPU without bf16 kernels, stays fp32 (vitrt_plan_info_t.precision says what runs;
- * docs/architecture.md lists the ops). */
+/* API version 4. The arithmetic a session asks for. BF16: the CPU backend rounds the operands of Linear, of
+ * plain attention's two products, of the fused conv MLP's two Linears, of channels-last convs on 128 or more
+ * input channels and of one product each in SOFT's and LaViT's attention to bf16 and sums in fp32 where the
+ * CPU has AVX512-BF16; every other op, and every backend or CPU without bf16 kernels, stays fp32
+ * (vitrt_plan_info_t.precision says what runs; docs/architecture.md §7.1 lists the ops). */
 typedef enum vitrt_precision { VITRT_PRECISION_FP32 = 0, VITRT_PRECISION_BF16 = 1 } vitrt_precision_t;
 
 typedef struct vitrt_model vitrt_model_t;     /* immutable, shareable between threads */

@@ -105,6 +105,56 @@ int64_t interior(const Pool2dRow& r, const AxisTaps& rows, int64_t ox, int64_t h
   return ox;
 }
 
+// A strided max pool's interior with the window's rows taken first: the max over the rows of each input
+// column the interior reads (contiguous loads, a vector of columns at a time) into a row on the stack, then
+// the window's columns over that one row: kernel_w gathers per vector of outputs instead of kernel_h ·
+// kernel_w (ResNet's 3×3/2 MaxPool: 3 instead of 9). A NaN in a column stays NaN through both passes, as in
+// interior(). Returns the first column left undone (ox itself when the row is too short or too wide for
+// this).
+constexpr int64_t kMaxRowFloats = 4096;
+
+template <class A>
+int64_t interior_max_rows_first(const Pool2dRow& r, const AxisTaps& rows, int64_t ox, int64_t hi) {
+  using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
+  constexpr int64_t W = B::size;
+  // Input columns [c0, c1) of the outputs [ox, hi).
+  const int64_t c0 = ox * r.stride_w - r.pad_left;
+  const int64_t c1 = (hi - 1) * r.stride_w - r.pad_left + (r.kernel_w - 1) * r.dilation_w + 1;
+  if (hi - ox < W || c1 - c0 < W || c1 - c0 > kMaxRowFloats) return ox;
+  alignas(64) float tmp[kMaxRowFloats];
+  const int64_t rs = r.oy * r.stride_h - r.pad_top;
+  const B nan_value(std::numeric_limits<float>::quiet_NaN());
+  for (int64_t c = c0; c < c1; c = std::min(c + W, c1)) {
+    if (c + W > c1) c = c1 - W;  // the last vector overlaps the one before
+    B acc(-std::numeric_limits<float>::infinity());
+    auto nan = acc != acc;  // all false
+    for (int64_t kr = rows.first; kr < rows.end; ++kr) {
+      const B v = B::load_unaligned(r.src + (rs + kr * r.dilation_h) * r.w + c);
+      acc = xsimd::max(acc, v);
+      nan = nan | xsimd::isnan(v);
+    }
+    xsimd::select(nan, nan_value, acc).store_unaligned(tmp + (c - c0));
+  }
+  alignas(64) int32_t lane[W];
+  for (int64_t l = 0; l < W; ++l) lane[l] = static_cast<int32_t>(l * r.stride_w);
+  const I offsets = I::load_aligned(lane);
+  const int64_t start = ox;
+  for (; ox < hi; ox = std::min(ox + W, hi)) {
+    if (ox + W > hi) ox = hi - W;  // overlapping last vector, as in interior()
+    const float* base = tmp + (ox - start) * r.stride_w;
+    B acc(-std::numeric_limits<float>::infinity());
+    auto nan = acc != acc;
+    for (int64_t kc = 0; kc < r.kernel_w; ++kc) {
+      const B v = B::gather(base + kc * r.dilation_w, offsets);
+      acc = xsimd::max(acc, v);
+      nan = nan | xsimd::isnan(v);
+    }
+    xsimd::select(nan, nan_value, acc).store_unaligned(r.dst + ox);
+  }
+  return ox;
+}
+
 template <class A>
 void row(const Pool2dRow& r) {
   constexpr int64_t W = xsimd::batch<float, A>::size;
@@ -121,6 +171,8 @@ void row(const Pool2dRow& r) {
   // sane row; a wider stride takes the per-cell loop. A row of padding only (a dilated max) does too.
   if (r.stride_w * W < (int64_t{1} << 30) && rows.end > rows.first) {
     const bool contiguous = r.stride_w == 1;
+    if (r.is_max && !contiguous && rows.end - rows.first > 1)
+      ox = interior_max_rows_first<A>(r, rows, ox, hi);
     if (r.is_max)
       ox = contiguous ? interior<A, true, true>(r, rows, ox, hi) : interior<A, true, false>(r, rows, ox, hi);
     else

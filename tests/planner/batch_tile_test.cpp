@@ -25,6 +25,9 @@ struct Config {
   int64_t h = 13, w = 11, c = 8, e = 24;
   bool lead_sub = false;     // a Sub of a constant (not one of the tile's ops) before the stem
   bool stem_output = false;  // the stem's output is also a graph output
+  // A standalone Relu after project (in place over project's interior output at opt_level 0) whose output
+  // the residual reads inside the tile and a third global pool reads after it.
+  bool project_relu = false;
 };
 
 // stem 3x3 -> expand 1x1 (+ReLU) -> depthwise 3x3 -> project 1x1 -> + stem -> 3x3/2 max pool, then (outside
@@ -60,7 +63,9 @@ Graph build(const Config& k) {
       b.op(OpType::kConv2d, dw, {expanded, b.weight("dw.weight"), b.weight("dw.bias")}, "dw");
   const int32_t projected =
       b.op(OpType::kConv2d, Conv2dAttrs{}, {mixed, b.weight("project.weight")}, "project");
-  const int32_t sum = b.op(OpType::kAdd, NoAttrs{}, {stem, projected}, "residual");
+  const int32_t branch =
+      k.project_relu ? b.op(OpType::kRelu, NoAttrs{}, {projected}, "project_relu") : projected;
+  const int32_t sum = b.op(OpType::kAdd, NoAttrs{}, {stem, branch}, "residual");
   Pool2dAttrs pool;
   pool.kernel_h = pool.kernel_w = 3;
   pool.stride_h = pool.stride_w = 2;
@@ -68,13 +73,17 @@ Graph build(const Config& k) {
   const int32_t a = b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {pooled}, "gap");
   const int32_t e =
       b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {expanded}, "gap_expanded");
-  b.mark_output(b.op(OpType::kConcat, ConcatAttrs{1}, {a, e}, "concat"));
+  std::vector<int32_t> pools = {a, e};
+  if (k.project_relu)
+    pools.push_back(b.op(OpType::kAdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs{1, 1}, {branch}, "gap_relu"));
+  b.mark_output(b.op(OpType::kConcat, ConcatAttrs{1}, pools, "concat"));
   return finish_image_graph(b, k.h, k.w);
 }
 
 std::unique_ptr<Session> tiled_session(std::shared_ptr<const Model> m, const std::string& backend,
-                                       int64_t max_batch, BatchTileLimits limits) {
+                                       int64_t max_batch, BatchTileLimits limits, int opt_level = 1) {
   SessionOptions o;
+  o.opt_level = opt_level;
   o.backend = backend;
   o.max_batch = max_batch;
   o.num_threads = 2;
@@ -159,4 +168,26 @@ TEST_CASE("batch tile: near misses get no tile or a shorter one") {
   leak.stem_output = true;
   std::vector<uint8_t> storage3;
   CHECK(tile_last(*tiled_session(load(build(leak), &storage3), "cpu", 2, small)) == -1);
+}
+
+TEST_CASE("batch tile: no in-place join of an interior and a boundary tensor inside the tile") {
+  // opt_level 0 keeps the Relu standalone: it may run in place over project's output, which lives inside the
+  // tile (slice 0 for every image), while the Relu's output is read after the tile (slice b). Joined, image
+  // b + 1's project would overwrite image b's Relu output.
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  BatchTileLimits off;
+  off.min_image_bytes = UINT64_MAX;
+  Config k{16, 13};
+  k.project_relu = true;
+  std::vector<uint8_t> storage;
+  const auto model = load(build(k), &storage);
+  for (const char* backend : {"ref", "cpu"}) {
+    CAPTURE(backend);
+    auto tiled = tiled_session(model, backend, 3, small, 0);
+    auto untiled = tiled_session(model, backend, 3, off, 0);
+    REQUIRE(step_of(*tiled, "project_relu") >= 0);
+    CHECK(step_of(*tiled, "project_relu") < tile_last(*tiled));
+    check_same_outputs(*tiled, *untiled, 3, 29, std::string(backend) == "ref" ? 0.0 : 1e-5);
+  }
 }

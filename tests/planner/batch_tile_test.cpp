@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,31 @@ int step_of(const Session& s, const std::string& name) {
   return -1;
 }
 
+// Sets (or with nullptr unsets) an environment variable for the scope, restoring its value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 }  // namespace
 
 TEST_CASE("batch tile: the leading per-image steps run image by image, same outputs as untiled") {
@@ -189,5 +215,30 @@ TEST_CASE("batch tile: no in-place join of an interior and a boundary tensor ins
     REQUIRE(step_of(*tiled, "project_relu") >= 0);
     CHECK(step_of(*tiled, "project_relu") < tile_last(*tiled));
     check_same_outputs(*tiled, *untiled, 3, 29, std::string(backend) == "ref" ? 0.0 : 1e-5);
+  }
+}
+
+TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB replaces only the default limits") {
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  BatchTileLimits off;
+  off.min_image_bytes = UINT64_MAX;
+  std::vector<uint8_t> storage;
+  const auto model = load(build(Config{16, 13}), &storage);
+  {
+    ScopedEnv unset("VITRT_BATCH_TILE_KIB", nullptr);
+    CHECK(tile_last(*tiled_session(model, "cpu", 2, BatchTileLimits{})) == -1);  // a few KiB < 256 KiB
+  }
+  {
+    ScopedEnv one("VITRT_BATCH_TILE_KIB", "1");
+    auto from_env = tiled_session(model, "cpu", 2, BatchTileLimits{});
+    CHECK(tile_last(*from_env) == step_of(*from_env, "pool"));
+    CHECK(tile_last(*tiled_session(model, "cpu", 2, off)) == -1);  // the caller's "off" wins
+  }
+  {
+    ScopedEnv zero("VITRT_BATCH_TILE_KIB", "0");
+    CHECK(tile_last(*tiled_session(model, "cpu", 2, BatchTileLimits{})) == -1);
+    auto explicit_small = tiled_session(model, "cpu", 2, small);  // the caller's limits win over "0"
+    CHECK(tile_last(*explicit_small) == step_of(*explicit_small, "pool"));
   }
 }

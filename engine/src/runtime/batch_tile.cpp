@@ -39,6 +39,10 @@ bool batch_major(const Shape& one, const Shape& full, int64_t n) {
 }  // namespace
 
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
+  const BatchTileLimits defaults;
+  if (limits.min_image_bytes != defaults.min_image_bytes ||
+      limits.max_weight_bytes != defaults.max_weight_bytes)
+    return limits;
   if (const char* env = std::getenv("VITRT_BATCH_TILE_KIB")) {
     char* end = nullptr;
     const unsigned long long kib = std::strtoull(env, &end, 10);

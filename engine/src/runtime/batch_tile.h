@@ -24,7 +24,7 @@ struct BatchTileLimits {
 };
 
 // `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB when that is set to a number of KiB (0: no tile,
-// min_image_bytes = UINT64_MAX).
+// min_image_bytes = UINT64_MAX) and `limits` are the defaults: a caller's explicit limits win.
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits);
 
 // The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of

@@ -34,7 +34,7 @@ struct SessionOptions {
   std::string disabled_passes;  // comma-separated pass names to skip (see planner/pass_manager.h)
   bool allow_inplace = true;    // let elementwise kernels write over their single-use input
   // Which leading steps run image by image at batch > 1 (runtime/batch_tile.h); VITRT_BATCH_TILE_KIB, when
-  // set, overrides min_image_bytes (0: no tile).
+  // set and these are the defaults, replaces min_image_bytes (0: no tile).
   BatchTileLimits batch_tile;
   // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
   // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.

@@ -242,3 +242,29 @@ TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB replaces only the default limits") {
     CHECK(tile_last(*explicit_small) == step_of(*explicit_small, "pool"));
   }
 }
+
+TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB takes plain decimal KiB within the bound, nothing else") {
+  uint64_t kib = 7;
+  CHECK(parse_batch_tile_kib("0", &kib));
+  CHECK(kib == 0);
+  CHECK(parse_batch_tile_kib("300", &kib));
+  CHECK(kib == 300);
+  CHECK(parse_batch_tile_kib("000256", &kib));
+  CHECK(kib == 256);
+  CHECK(parse_batch_tile_kib(std::to_string(kMaxBatchTileKib).c_str(), &kib));
+  CHECK(kib == kMaxBatchTileKib);
+  kib = 7;
+  for (const char* bad : {"", "off", "abc", "1e3", "0x10", "300 ", " 300", "+4", "-1",
+                          "-18446744073709551615", "18446744073709551621", "16777217", "3.5", "12k"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_batch_tile_kib(bad, &kib));
+    CHECK(kib == 7);  // untouched
+  }
+  CHECK_FALSE(parse_batch_tile_kib(nullptr, &kib));
+  // A rejected value leaves the default limits as they are (with a one-time warning on stderr).
+  for (const char* bad : {"-18446744073709551615", "abc"}) {
+    ScopedEnv env("VITRT_BATCH_TILE_KIB", bad);
+    const BatchTileLimits limits = batch_tile_limits_from_env(BatchTileLimits{});
+    CHECK(limits.min_image_bytes == BatchTileLimits{}.min_image_bytes);
+  }
+}

@@ -3,6 +3,8 @@
 #include "runtime/batch_tile.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -38,17 +40,35 @@ bool batch_major(const Shape& one, const Shape& full, int64_t n) {
 
 }  // namespace
 
+bool parse_batch_tile_kib(const char* text, uint64_t* kib) {
+  if (!text || !*text) return false;
+  uint64_t value = 0;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(*c - '0');
+    if (value > kMaxBatchTileKib) return false;  // checked per digit: no wrap-around
+  }
+  *kib = value;
+  return true;
+}
+
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
   const BatchTileLimits defaults;
   if (limits.min_image_bytes != defaults.min_image_bytes ||
       limits.max_weight_bytes != defaults.max_weight_bytes)
     return limits;
-  if (const char* env = std::getenv("VITRT_BATCH_TILE_KIB")) {
-    char* end = nullptr;
-    const unsigned long long kib = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0' && kib < (1ull << 40))
-      limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
+  const char* env = std::getenv("VITRT_BATCH_TILE_KIB");
+  if (!env) return limits;
+  uint64_t kib = 0;
+  if (!parse_batch_tile_kib(env, &kib)) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      std::fprintf(stderr,
+                   "vitrt: VITRT_BATCH_TILE_KIB='%s' ignored (expected KiB as decimal digits, 0..%llu)\n",
+                   env, static_cast<unsigned long long>(kMaxBatchTileKib));
+    return limits;
   }
+  limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
   return limits;
 }
 

@@ -23,8 +23,16 @@ struct BatchTileLimits {
   uint64_t max_weight_bytes = 64 * 1024;
 };
 
-// `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB when that is set to a number of KiB (0: no tile,
-// min_image_bytes = UINT64_MAX) and `limits` are the defaults: a caller's explicit limits win.
+// The largest VITRT_BATCH_TILE_KIB taken (16 GiB per image; more is a typo, not a cache size).
+constexpr uint64_t kMaxBatchTileKib = uint64_t{1} << 24;
+
+// VITRT_BATCH_TILE_KIB's value as KiB: plain decimal digits up to kMaxBatchTileKib, else false (a sign, a
+// space, a suffix, hex or an exponent included).
+bool parse_batch_tile_kib(const char* text, uint64_t* kib);
+
+// `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB (0: no tile, min_image_bytes = UINT64_MAX) when
+// the variable is set and `limits` are the defaults: a caller's explicit limits win. A value
+// parse_batch_tile_kib rejects is ignored with a one-time warning on stderr.
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits);
 
 // The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of

@@ -37,20 +37,22 @@ inline int im2col_footprint(const Im2colPanel& p, GemmPrefetch* boxes, int max_b
   int n = 0;
   for (int64_t j = 0; j < p.cols && n < max_boxes;) {
     const int64_t b = (p.first + j) / p.pix, q = (p.first + j) % p.pix, len = std::min(p.cols - j, p.pix - q);
+    int64_t first_float = q, floats = len;
+    if (!pointwise) {  // whole input rows, from the first output row's window to the last's
+      const int64_t oy0 = q / p.wo, oy1 = (q + len - 1) / p.wo;
+      const int64_t top = std::min<int64_t>(p.h, std::max<int64_t>(0, oy0 * p.stride_h - p.pad_h));
+      const int64_t bottom = std::min<int64_t>(p.h, oy1 * p.stride_h - p.pad_h + (p.kh - 1) * p.dil_h + 1);
+      first_float = top * p.w;
+      floats = std::max<int64_t>(0, bottom - top) * p.w;
+    }
+    j += len;
+    // Output rows wholly in the bottom padding read no input: no box (its base would point past the tensor).
+    if (floats == 0) continue;
     GemmPrefetch& box = boxes[n++];
     box.rows = p.cin;
     box.stride = plane;
-    if (pointwise) {
-      box.base = p.x + b * p.image_stride + q;
-      box.floats = len;
-    } else {  // whole input rows, from the first output row's window to the last's
-      const int64_t oy0 = q / p.wo, oy1 = (q + len - 1) / p.wo;
-      const int64_t top = std::max<int64_t>(0, oy0 * p.stride_h - p.pad_h);
-      const int64_t bottom = std::min<int64_t>(p.h, oy1 * p.stride_h - p.pad_h + (p.kh - 1) * p.dil_h + 1);
-      box.base = p.x + b * p.image_stride + top * p.w;
-      box.floats = std::max<int64_t>(0, bottom - top) * p.w;
-    }
-    j += len;
+    box.base = p.x + b * p.image_stride + first_float;
+    box.floats = floats;
   }
   return n;
 }

@@ -172,6 +172,29 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
   MESSAGE("checked ", cases, " tile cases over ", tiles.size(), " tiles");
 }
 
+// A panel of no rows (m = 0) with k > 0 stores nothing and returns: no callers send one today, but the tile's
+// prefetch spreading once divided by the number of row tiles, which is 0 there.
+TEST_CASE("a packed GEMM panel with no rows writes nothing") {
+  for (const GemmKernels* g : tiles_here()) {
+    CAPTURE(g->name);
+    const int64_t k = 8;
+    x86::AlignedFloats b(static_cast<size_t>(k * g->nr));
+    std::fill(b.data(), b.data() + b.size(), 1.f);
+    std::vector<float> a(k, 1.f), c(static_cast<size_t>(g->nr), std::nanf(""));
+    GemmPanel gp;
+    gp.a = a.data();
+    gp.lda = k;
+    gp.m = 0;
+    gp.k = k;
+    gp.b = b.data();
+    gp.cols = g->nr;
+    gp.c = c.data();
+    gp.ldc = g->nr;
+    g->panel(gp);
+    CHECK(std::all_of(c.begin(), c.end(), [](float v) { return std::isnan(v); }));
+  }
+}
+
 // C = act(a·1) over a dense sweep of a: the vector GELU's error against erf and tanh in double. PyTorch's own
 // float32 GELU on the same sweep is off by up to 3.6e-7 (erf) and 3.9e-7 (tanh) absolute, and by 2.8e-6
 // and 5.9e-7 relative where |gelu| > 0.05; relative errors are only bounded away from the far negative tail,

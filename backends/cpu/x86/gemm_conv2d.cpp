@@ -3,7 +3,8 @@
 // Conv2d (NCHW, not depthwise) on the packed GEMM: per group, out[co, p] = W[co, :]·col[:, p] + bias[co],
 // where each task packs the im2col columns of one panel of output pixels straight into the panel layout (k ×
 // NR in its thread's workspace slot) and multiplies the output channels' weights against it while it is in
-// cache. Bias and activation are applied in registers; nothing is allocated at run time.
+// cache (a pointwise conv's whole panels inside one image are read in place, with no copy). Bias and
+// activation are applied in registers; nothing is allocated at run time.
 //
 // When an image's pixels do not fill whole panels (7 × 7 and 14 × 14 maps), the panels run on across the
 // images of the batch, so no columns are wasted; the C block of a panel that spans two images then goes to

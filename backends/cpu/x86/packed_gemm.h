@@ -4,7 +4,7 @@
 // The x86 backend's own fp32 GEMM, C[M, N] = A[M, K] · B[K, N] (+ bias, activation), with B in packed column
 // panels: panel p holds columns [p·NR, p·NR + NR) as K rows of NR contiguous floats, zero past N. Linear
 // packs its weight into panels once at plan time; Conv2d packs its im2col panels at run time into the
-// workspace. The register tile is MR rows × NR columns of accumulators (AVX-512: 6 × 64, 8 × 48 or 14 × 32 in
+// workspace (a pointwise conv's whole panels inside one image are read in place instead, GemmPanel::ldb). The register tile is MR rows × NR columns of accumulators (AVX-512: 6 × 64, 8 × 48 or 14 × 32 in
 // 24-28 zmm; AVX2: 6 × 16 in 12 ymm), each k one broadcast of A per row and NR/16 loads of B; K is blocked so
 // one block of the panel stays in cache while the row tiles stream past it. Bias, activation and residual are
 // applied in registers at the last store. Nothing here allocates or threads: the callers split the work.

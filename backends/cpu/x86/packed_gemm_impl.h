@@ -205,6 +205,7 @@ void panel(const GemmPanel& p) {
         tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, 0, 0, true, true);
     return;
   }
+  if (p.m <= 0) return;  // no rows: nothing to store (and no tiles to spread the prefetches over)
   const int64_t block = gemm_k_block(p.k);
   Prefetcher prefetcher(p);
   // The prefetches spread evenly over the register tiles, a share before each.

@@ -4,8 +4,9 @@
 // Pool2d's row kernel (simd.h, Pool2dRow), written once on xsimd batches and instantiated per ISA by
 // simd_impl.h. Output columns whose window lies wholly inside the input's columns (the row's interior) are
 // computed a vector of columns at a time: each tap is one load of W neighbouring columns (contiguous at
-// stride 1, a gather otherwise). The few columns at the edges, and the last partial vector, take the
-// reference kernel's per-cell loop (backends/cpu/ref/pool2d.cpp). Max: padding never wins and a NaN does, as
+// stride 1, a gather otherwise); a longer interior's last vector ends at the interior's end, overlapping the
+// one before. The columns at the edges, and an interior narrower than one vector, take the reference
+// kernel's per-cell loop (backends/cpu/ref/pool2d.cpp). Max: padding never wins and a NaN does, as
 // the reference; average: the interior sums in float (the reference in double).
 #include <algorithm>
 #include <cstdint>

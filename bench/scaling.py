@@ -61,6 +61,12 @@ def nystrom(dim, heads, tokens):
     return NystromBlockAttention(dim, heads, num_landmarks=64)  # LRA form: 64 landmarks, global init, no V conv
 
 
+def efficient(dim, heads, tokens):
+    from vitrt_reference.attn_efficient import efficient_attention_factory
+    g = int(round(math.sqrt(tokens)))
+    return efficient_attention_factory((g, g))(dim, heads)  # official EfficientAttention, key/value channels = C
+
+
 # name -> (vitrt route, --attn row or None, attn_factory(dim, heads, patch_tokens) or None for timm's attention,
 #          whether the mechanism is linear in tokens). Route "checkpoint": torch.save + vitrt-convert --attn;
 #          route "onnx": torch.onnx.export + vitrt-convert (the planner's pattern fuses it).
@@ -72,6 +78,7 @@ MECHANISMS = {
     "linear_transformer": ("checkpoint", "linear_transformer", linear_transformer, True),
     "fastformer": ("checkpoint", "fastformer", fastformer, True),
     "nystrom": ("onnx", None, nystrom, True),
+    "efficient": ("checkpoint", "efficient", efficient, True),  # on the patch grid: a ViT without class token
 }
 
 
@@ -81,8 +88,11 @@ def build_model(mech, tokens, seed=7):
     _, _, factory, _ = MECHANISMS[mech]
     side = int(round(math.sqrt(tokens))) * PATCH
     attn = None if factory is None else (lambda d, h: factory(d, h, tokens))
-    m = R.VisionTransformer(img_size=side, patch_size=PATCH, num_classes=1000, embed_dim=DIM, depth=DEPTH,
-                            num_heads=HEADS, attn_factory=attn)
+    vit = R.VisionTransformer
+    if mech == "efficient":  # Efficient Attention is defined on the patch grid (docs/models.md): no class token
+        from vitrt_reference.attn_efficient import PatchTokenViT as vit
+    m = vit(img_size=side, patch_size=PATCH, num_classes=1000, embed_dim=DIM, depth=DEPTH, num_heads=HEADS,
+            attn_factory=attn)
     R.init_for_tests(m, seed)
     return m.eval(), side
 

@@ -23,9 +23,9 @@ using namespace vitrt::test;
 namespace {
 
 struct Config {
-  int64_t h = 13, w = 11, c = 8, e = 24;
-  bool lead_sub = false;     // a Sub of a constant (not one of the tile's ops) before the stem
-  bool stem_output = false;  // the stem's output is also a graph output
+  int64_t h = 16, w = 13, c = 8, e = 24;  // every boundary tensor a multiple of 64 bytes per image
+  bool lead_sub = false;                  // a Sub of a constant (not one of the tile's ops) before the stem
+  bool stem_output = false;               // the stem's output is also a graph output
   // A standalone Relu after project (in place over project's interior output at opt_level 0) whose output
   // the residual reads inside the tile and a third global pool reads after it.
   bool project_relu = false;
@@ -146,7 +146,7 @@ TEST_CASE("batch tile: the leading per-image steps run image by image, same outp
   small.min_image_bytes = 1024;
   BatchTileLimits off;
   off.min_image_bytes = UINT64_MAX;
-  for (const Config& k : {Config{}, Config{9, 16, 5, 20}}) {
+  for (const Config& k : {Config{}, Config{9, 16, 8, 20}}) {
     CAPTURE(k.h);
     CAPTURE(k.w);
     std::vector<uint8_t> storage;
@@ -167,16 +167,17 @@ TEST_CASE("batch tile: the leading per-image steps run image by image, same outp
 
 TEST_CASE("batch tile: near misses get no tile or a shorter one") {
   BatchTileLimits small;
-  small.min_image_bytes = 1024;
+  small.min_image_bytes = 1400;
   const Config plain;
   std::vector<uint8_t> storage;
   const auto model = load(build(plain), &storage);
-  // Max pool's output (8 x 6 x 5 floats, 960 bytes per image) is below 1 KiB, its input above: it joins.
+  // Max pool's output (8 x 7 x 6 floats, 1344 bytes per image) is below 1400 bytes, its input above: it
+  // joins.
   auto full = tiled_session(model, "cpu", 2, small);
   CHECK(tile_last(*full) == step_of(*full, "pool"));
   BatchTileLimits above = small;
-  above.min_image_bytes = 8 * 13 * 11 * 4 + 4;  // above the stem's output, below the expanded tensor
-  // stem reads 3x13x11 and writes 8x13x11 floats: both below; no step joins.
+  above.min_image_bytes = 8 * 16 * 13 * 4 + 4;  // above the stem's output, below the expanded tensor
+  // stem reads 3x16x13 and writes 8x16x13 floats: both below; no step joins.
   CHECK(tile_last(*tiled_session(model, "cpu", 2, above)) == -1);
   BatchTileLimits light = small;
   light.max_weight_bytes = 900;  // the stem's 896 and expand's 864 bytes of weights, not dw's 960
@@ -266,5 +267,29 @@ TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB takes plain decimal KiB within the b
     ScopedEnv env("VITRT_BATCH_TILE_KIB", bad);
     const BatchTileLimits limits = batch_tile_limits_from_env(BatchTileLimits{});
     CHECK(limits.min_image_bytes == BatchTileLimits{}.min_image_bytes);
+  }
+}
+
+TEST_CASE("batch tile: image slices that would break the backend's alignment get no tile or a shorter one") {
+  // Image b's slice of a boundary tensor starts at b x its bytes per image; backends align tensors to 64.
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  BatchTileLimits off;
+  off.min_image_bytes = UINT64_MAX;
+  // 13x11: the input's 3x13x11 floats are 1716 bytes per image (52 mod 64), and every tile reads the input.
+  std::vector<uint8_t> storage;
+  const auto odd = load(build(Config{13, 11}), &storage);
+  for (const char* backend : {"ref", "cpu"}) CHECK(tile_last(*tiled_session(odd, backend, 3, small)) == -1);
+  // 16x12: only max pool's output (8x7x5 floats, 1120 bytes, 32 mod 64) is off; the tile ends before the
+  // pool, whose input then is a boundary tensor (8x16x12 floats, aligned).
+  std::vector<uint8_t> storage2;
+  const auto short_pool = load(build(Config{16, 12}), &storage2);
+  for (const char* backend : {"ref", "cpu"}) {
+    CAPTURE(backend);
+    auto tiled = tiled_session(short_pool, backend, 3, small);
+    CHECK(tile_last(*tiled) == step_of(*tiled, "residual"));
+    CHECK(step_of(*tiled, "pool") == step_of(*tiled, "residual") + 1);
+    check_same_outputs(*tiled, *tiled_session(short_pool, backend, 3, off), 3, 31,
+                       std::string(backend) == "ref" ? 0.0 : 1e-5);
   }
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/shape_propagation.h"
+#include "memory/liveness.h"
 
 namespace vitrt {
 namespace {
@@ -35,6 +36,20 @@ bool batch_major(const Shape& one, const Shape& full, int64_t n) {
   if (one.rank < 1 || one.rank != full.rank || one[0] != 1 || full[0] != n) return false;
   for (int d = 1; d < one.rank; ++d)
     if (one[d] != full[d]) return false;
+  return true;
+}
+
+// Image b's slice of a boundary tensor (one not living inside `tile`) starts at b × its bytes per image
+// (Session::run_batch_tile): every slice keeps the backend's alignment (backends/backend.h) only when those
+// bytes are a multiple of it. Interior tensors sit at slice 0.
+bool boundary_slices_aligned(const Graph& g, const std::vector<Shape>& one, const std::vector<Lifetime>& life,
+                             StepRange tile, uint64_t alignment) {
+  for (int s = tile.first; s <= tile.last; ++s)
+    for (const std::vector<int32_t>* tensors : {&g.nodes[s].inputs, &g.nodes[s].outputs})
+      for (int32_t t : *tensors) {
+        if (t == kAbsent || g.tensors[t].is_constant || lives_inside(life[t], tile)) continue;
+        if (tensor_bytes(g.tensors[t], one[t]) % alignment != 0) return false;
+      }
   return true;
 }
 
@@ -73,7 +88,7 @@ BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
 }
 
 StepRange choose_batch_tile(const Graph& g, const std::vector<Shape>& max_shapes, int64_t max_batch,
-                            const BatchTileLimits& limits) {
+                            const BatchTileLimits& limits, uint64_t alignment) {
   StepRange none;
   if (max_batch < 2 || g.nodes.empty() || limits.min_image_bytes == UINT64_MAX ||
       max_shapes.size() != g.tensors.size())
@@ -105,11 +120,14 @@ StepRange choose_batch_tile(const Graph& g, const std::vector<Shape>& max_shapes
     if (!ok || weight_bytes > limits.max_weight_bytes || largest_image_bytes < limits.min_image_bytes) break;
     ++end;
   }
-  if (end < 2) return none;
+  // The longest prefix of that run (two steps at least) whose boundary slices are aligned; which tensors are
+  // boundary depends on where the tile ends.
+  const std::vector<Lifetime> life = compute_lifetimes(g);
   StepRange tile;
   tile.first = 0;
-  tile.last = end - 1;
-  return tile;
+  for (tile.last = end - 1; tile.last >= 1; --tile.last)
+    if (boundary_slices_aligned(g, one, life, tile, std::max<uint64_t>(alignment, 1))) return tile;
+  return none;
 }
 
 }  // namespace vitrt

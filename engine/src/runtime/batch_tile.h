@@ -37,9 +37,10 @@ BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits);
 
 // The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of
 // per-image ops (Conv2d, BatchNorm2d, Pool2d, SqueezeExcite, elementwise) whose activations all have the
-// batch as dim 0, within `limits`, that writes no graph output. Empty (last < first) when that run has fewer
-// than two steps or max_batch is 1.
+// batch as dim 0, within `limits`, that writes no graph output, cut back until every boundary tensor's bytes
+// per image are a multiple of `alignment` (the backend's: image b's slice starts at b × those bytes). Empty
+// (last < first) when that run has fewer than two steps or max_batch is 1.
 StepRange choose_batch_tile(const Graph& graph, const std::vector<Shape>& max_shapes, int64_t max_batch,
-                            const BatchTileLimits& limits);
+                            const BatchTileLimits& limits, uint64_t alignment);
 
 }  // namespace vitrt

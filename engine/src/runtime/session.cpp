@@ -84,7 +84,7 @@ Status Session::plan(const SessionOptions& options) {
   const std::string backend = backend_->name();
   if (!options.guard_arena && !options.preserve_intermediates && (backend == "cpu" || backend == "ref"))
     batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch,
-                                    batch_tile_limits_from_env(options.batch_tile));
+                                    batch_tile_limits_from_env(options.batch_tile), backend_->alignment());
   po.batch_tile = batch_tile_;
   const std::vector<Lifetime> life = compute_lifetimes(graph_);
   tile_inside_.assign(graph_.tensors.size(), 0);

@@ -2,9 +2,9 @@
 // Copyright the vitrt authors.
 // After Session::create, run() on the cpu backend performs no heap allocation: a small model with every kind
 // of Linear (activations, no bias, fused residual) and Conv2d (patch embedding, strided 3×3, depthwise, 1×1)
-// runs at both ISA levels, 1 and 2 threads and changing batches while this binary counts malloc, calloc,
-// realloc, memalign, aligned_alloc and posix_memalign (operator new ends in malloc, and is checked to be
-// counted).
+// runs at both ISA levels, 1 and 2 threads and changing batches (also with its convs batch-tiled, image by
+// image) while this binary counts malloc, calloc, realloc, memalign, aligned_alloc and posix_memalign
+// (operator new ends in malloc, and is checked to be counted).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -154,7 +154,10 @@ TEST_CASE("the allocation counter sees malloc, operator new and aligned allocati
   CHECK(g_allocations.load() >= 4);  // malloc, new (the vector), its buffer, aligned_alloc
 }
 
-void check_runs_allocate_nothing(const std::shared_ptr<const Model>& model) {
+// With `tile` set (the default limits leave these small models untiled), the session must choose a batch tile
+// (runtime/batch_tile.h), whose image-by-image steps then run in the counted runs too.
+void check_runs_allocate_nothing(const std::shared_ptr<const Model>& model,
+                                 const BatchTileLimits* tile = nullptr) {
   const X86Isa top = x86_detect_isa();
   for (X86Isa isa : {X86Isa::kAvx512, X86Isa::kAvx2}) {
     if (isa > top) continue;
@@ -172,9 +175,15 @@ void check_runs_allocate_nothing(const std::shared_ptr<const Model>& model) {
       };
       o.num_threads = threads;
       o.max_batch = 5;
+      if (tile) {
+        o.batch_tile = *tile;
+        // The channels-last passes would put a layout conversion (not a per-image op) first: no tile.
+        o.disabled_passes = "channels_last_conv,channels_last_stem";
+      }
       std::unique_ptr<Session> s;
       Status st = Session::create(model, o, &s);
       REQUIRE_MESSAGE(st.ok(), st.message());
+      if (tile) REQUIRE(s->batch_tile().last >= s->batch_tile().first + 1);
       const auto x = pseudo_random(static_cast<size_t>(s->input_shape(5).numel()), 7, 1.0f);
       std::vector<float> y(static_cast<size_t>(s->output_shape(5).numel()));
       for (int64_t b : {5, 1, 3}) REQUIRE(s->run(x.data(), b, y.data(), y.size()).ok());  // warm-up
@@ -198,6 +207,12 @@ void check_runs_allocate_nothing(const std::shared_ptr<const Model>& model) {
 
 TEST_CASE("cpu backend: Session::run allocates nothing (Linear + Conv2d model, both ISAs, 1-2 threads)") {
   check_runs_allocate_nothing(load(conv_linear_model()));
+}
+
+TEST_CASE("cpu backend: Session::run allocates nothing with a batch tile (the Conv2d start image by image)") {
+  BatchTileLimits small;  // the stem's and depthwise conv's 16x10x10 floats per image join
+  small.min_image_bytes = 4096;
+  check_runs_allocate_nothing(load(conv_linear_model()), &small);
 }
 
 TEST_CASE(

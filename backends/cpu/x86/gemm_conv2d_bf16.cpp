@@ -12,12 +12,12 @@
 // a fused residual) takes the fp32 kernels (create_conv2d_any_layout).
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/conv_nhwc_patch.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
@@ -52,12 +52,8 @@ class GemmConvNhwcBf16Kernel final : public ref::RefKernel {
     gemm_ = gemm_kernels_bf16_for(ys.numel() / n_, n_, kp_, ctx_->options.gemm_tile);
     const int mr = gemm_->mr;
     chunk_rows_ = std::max<int64_t>(mr, kChunkBytes / (kp_ * 4) / mr * mr);
-    std::vector<float> reordered(static_cast<size_t>(n_ * k_));  // [Cout][kh][kw][Cin]
-    const float* w = plan.src_tensors[1]->f32();
-    for (int64_t co = 0; co < n_; ++co)
-      for (int64_t c = 0; c < cin_; ++c)
-        for (int64_t t = 0; t < kh_ * kw_; ++t)
-          reordered[static_cast<size_t>(co * k_ + t * cin_ + c)] = w[(co * cin_ + c) * kh_ * kw_ + t];
+    const std::vector<float> reordered =
+        reorder_weight_for_patches(plan.src_tensors[1]->f32(), n_, cin_, kh_, kw_);
     packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, kp_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
     if (packed_) gemm_bf16_pack_transposed(reordered.data(), n_, k_, gemm_->nr, packed_.data());
@@ -97,7 +93,7 @@ class GemmConvNhwcBf16Kernel final : public ref::RefKernel {
           gemm_bf16_pack_rows(src + r0 * cin_, cin_, r1 - r0, cin_, pairs, kp_);
         } else {
           for (int64_t r = r0; r < r1; ++r) {
-            gather_row(src, h, wd, ho, wo, r, patch);
+            gather_patch_row(a_, cin_, kh_, kw_, src, h, wd, ho, wo, r, patch);
             gemm_bf16_pack_rows(patch, k_, 1, k_, pairs + (r - r0) * kp_, kp_);
           }
         }
@@ -124,32 +120,6 @@ class GemmConvNhwcBf16Kernel final : public ref::RefKernel {
  private:
   int64_t slot_floats() const { return round16(chunk_rows_ * kp_) + round16(k_); }
 
-  // The patch of output row r (= (b·Ho + oy)·Wo + ox): k_ floats in (ky, kx, c) order, zero outside the
-  // image.
-  void gather_row(const float* src, int64_t h, int64_t wd, int64_t ho, int64_t wo, int64_t r,
-                  float* row) const {
-    const Conv2dAttrs& a = a_;
-    const size_t run = static_cast<size_t>(cin_) * sizeof(float);
-    const int64_t b = r / (ho * wo), oy = r / wo % ho, ox = r % wo;
-    for (int64_t ky = 0; ky < kh_; ++ky) {
-      const int64_t iy = oy * a.stride_h - a.pad_h + ky * a.dilation_h;
-      const int64_t ix0 = ox * a.stride_w - a.pad_w;
-      if (a.dilation_w == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix0 + kw_ <= wd) {
-        // The kernel row lies inside the image: kw·Cin contiguous input values.
-        std::memcpy(row + ky * kw_ * cin_, src + ((b * h + iy) * wd + ix0) * cin_, run * kw_);
-        continue;
-      }
-      for (int64_t kx = 0; kx < kw_; ++kx) {
-        const int64_t ix = ix0 + kx * a.dilation_w;
-        float* seg = row + (ky * kw_ + kx) * cin_;
-        if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-          std::memset(seg, 0, run);
-        else
-          std::memcpy(seg, src + ((b * h + iy) * wd + ix) * cin_, run);
-      }
-    }
-  }
-
   std::shared_ptr<Context> ctx_;
   Conv2dAttrs a_;
   int planned_threads_;
@@ -166,13 +136,9 @@ Status create_conv2d_any_precision(const std::shared_ptr<Context>& ctx, const Ke
   if (!ctx->bf16) return create_conv2d_any_layout(ctx, plan, kernel, info);
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
-  const Tensor* w = plan.src_tensors[1];
-  const Shape &ws = plan.src_shapes[1], &xs = plan.src_shapes[0];
+  const Shape& xs = plan.src_shapes[0];
   const bool residual = plan.num_src > 3 && plan.src_shapes[3].rank > 0;
-  if (!a->channels_last || a->groups != 1 || residual || xs.rank != 4 || xs[3] < kMinChannels ||
-      !ref::activation_valid(a->activation) || ws.rank != 4 || ws[1] != xs[3] || ws[0] < 1 || !w ||
-      !w->is_constant || !w->constant.data ||
-      w->constant.size != static_cast<size_t>(ws.numel()) * sizeof(float) || plan.dst_shapes[0].numel() == 0)
+  if (!dense_channels_last_conv(plan, *a) || residual || xs[3] < kMinChannels)
     return create_conv2d_any_layout(ctx, plan, kernel, info);  // fp32 (or the reference, which reports it)
   auto k = std::make_unique<GemmConvNhwcBf16Kernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");

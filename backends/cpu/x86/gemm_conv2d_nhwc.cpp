@@ -13,11 +13,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/conv_nhwc_patch.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_internal.h"
 
@@ -44,12 +44,8 @@ class GemmConvNhwcKernel final : public ref::RefKernel {
     gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, ys.numel() / n_, n_, k_, ctx_->options.gemm_tile);
     const int mr = gemm_->mr;
     chunk_rows_ = std::max<int64_t>(mr, kChunkBytes / (k_ * 4) / mr * mr);
-    std::vector<float> reordered(static_cast<size_t>(n_ * k_));  // [Cout][kh][kw][Cin]
-    const float* w = plan.src_tensors[1]->f32();
-    for (int64_t co = 0; co < n_; ++co)
-      for (int64_t c = 0; c < cin_; ++c)
-        for (int64_t t = 0; t < kh_ * kw_; ++t)
-          reordered[static_cast<size_t>(co * k_ + t * cin_ + c)] = w[(co * cin_ + c) * kh_ * kw_ + t];
+    const std::vector<float> reordered =
+        reorder_weight_for_patches(plan.src_tensors[1]->f32(), n_, cin_, kh_, kw_);
     packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, k_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
     if (packed_) gemm_pack_transposed(reordered.data(), n_, k_, gemm_->nr, packed_.data());
@@ -113,32 +109,11 @@ class GemmConvNhwcKernel final : public ref::RefKernel {
  private:
   int64_t slot_floats() const { return round16(chunk_rows_ * k_); }
 
-  // The patches of output rows [r0, r1) (row = (b·Ho + oy)·Wo + ox), each k_ floats in (ky, kx, c) order.
+  // The patches of output rows [r0, r1), one row of k_ floats each.
   void gather(const float* src, int64_t h, int64_t wd, int64_t ho, int64_t wo, int64_t r0, int64_t r1,
               float* dst) const {
-    const Conv2dAttrs& a = a_;
-    const size_t run = static_cast<size_t>(cin_) * sizeof(float);
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t b = r / (ho * wo), oy = r / wo % ho, ox = r % wo;
-      float* row = dst + (r - r0) * k_;
-      for (int64_t ky = 0; ky < kh_; ++ky) {
-        const int64_t iy = oy * a.stride_h - a.pad_h + ky * a.dilation_h;
-        const int64_t ix0 = ox * a.stride_w - a.pad_w;
-        if (a.dilation_w == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix0 + kw_ <= wd) {
-          // The kernel row lies inside the image: kw·Cin contiguous input values (few channels: the stems).
-          std::memcpy(row + ky * kw_ * cin_, src + ((b * h + iy) * wd + ix0) * cin_, run * kw_);
-          continue;
-        }
-        for (int64_t kx = 0; kx < kw_; ++kx) {
-          const int64_t ix = ox * a.stride_w - a.pad_w + kx * a.dilation_w;
-          float* seg = row + (ky * kw_ + kx) * cin_;
-          if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
-            std::memset(seg, 0, run);
-          else
-            std::memcpy(seg, src + ((b * h + iy) * wd + ix) * cin_, run);
-        }
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r)
+      gather_patch_row(a_, cin_, kh_, kw_, src, h, wd, ho, wo, r, dst + (r - r0) * k_);
   }
 
   std::shared_ptr<Context> ctx_;
@@ -156,11 +131,8 @@ Status create_conv2d_nhwc_gemm(const std::shared_ptr<Context>& ctx, const Kernel
                                std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const Conv2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
-  const Tensor* w = plan.src_tensors[1];
-  const Shape &ws = plan.src_shapes[1], &xs = plan.src_shapes[0];
-  if (!a->channels_last || a->groups != 1 || !ref::activation_valid(a->activation) || xs.rank != 4 ||
-      ws.rank != 4 || ws[1] != xs[3] || ws[0] < 1 || !w || !w->is_constant || !w->constant.data ||
-      w->constant.size != static_cast<size_t>(ws.numel()) * sizeof(float) || plan.dst_shapes[0].numel() == 0)
+  const Shape& xs = plan.src_shapes[0];
+  if (!dense_channels_last_conv(plan, *a))
     return Status::Ok();  // grouped, computed weights or empty: the reference kernel
   auto k = std::make_unique<GemmConvNhwcKernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");

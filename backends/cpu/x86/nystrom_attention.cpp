@@ -142,25 +142,6 @@ void softmax_row(const NystromSimd* ny, float* row, int64_t valid, int64_t cols)
   for (int64_t j = valid; j < cols; ++j) row[j] = 0.0f;
 }
 
-// Keys [nb][d] (rows `ldk` floats apart) times `scale`, transposed and packed as the right operand [d, nb] of
-// a product by tile `nr` (packed_gemm.h: panel p holds tokens [p·nr, p·nr + nr) as d rows of nr floats, zero
-// past nb).
-void pack_keys_transposed(const float* k, int64_t ldk, int64_t nb, int64_t d, float scale, int nr,
-                          float* dst) {
-  for (int64_t p = 0; p < gemm_panels(nb, nr); ++p) {
-    float* panel = dst + p * d * nr;
-    for (int64_t t = 0; t < nr; ++t) {
-      const int64_t token = p * nr + t;
-      if (token >= nb) {
-        for (int64_t j = 0; j < d; ++j) panel[j * nr + t] = 0.0f;
-        continue;
-      }
-      const float* row = k + token * ldk;
-      for (int64_t j = 0; j < d; ++j) panel[j * nr + t] = row[j] * scale;
-    }
-  }
-}
-
 // dst[i][j] = diag·[i == j] − src[i][j] for j < m, 0 for m <= j < mp.
 void diag_minus(float diag, const float* src, int64_t m, int64_t mp, float* dst) {
   for (int64_t i = 0; i < m; ++i) {
@@ -346,7 +327,7 @@ class NystromAttentionKernel final : public ref::RefKernel {
       const int64_t nb = std::min(kBlock, end - i0);
       // The block's scores Q̃·(k_scale·K_block)ᵀ [m, nb]; the operands packed straight from the [B,N,C] keys
       // and values (no copies of them in between).
-      pack_keys_transposed(k + i0 * s.c, s.c, nb, s.d, a_.k_scale, run.g.scores->nr, pkb);
+      gemm_pack_transposed_scaled(k + i0 * s.c, s.c, nb, s.d, a_.k_scale, run.g.scores->nr, pkb);
       gemm_packed_product(run.g.scores, ql, s.d, s.m, s.d, pkb, nb, s3, kBlock);
       gemm_pack_rows(v + i0 * s.c, s.c, nb, s.d, run.g.values->nr, pvb);
       const bool later = i0 > first;

@@ -26,7 +26,8 @@ const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k
   return best;
 }
 
-void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst) {
+void gemm_pack_transposed_scaled(const float* w, int64_t ldw, int64_t n, int64_t k, float scale, int nr,
+                                 float* dst) {
   for (int64_t p = 0; p < gemm_panels(n, nr); ++p) {
     float* panel = dst + p * k * nr;
     for (int64_t j = 0; j < nr; ++j) {
@@ -35,10 +36,14 @@ void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* d
         for (int64_t t = 0; t < k; ++t) panel[t * nr + j] = 0.0f;
         continue;
       }
-      const float* src = w + col * k;
-      for (int64_t t = 0; t < k; ++t) panel[t * nr + j] = src[t];
+      const float* src = w + col * ldw;
+      for (int64_t t = 0; t < k; ++t) panel[t * nr + j] = src[t] * scale;
     }
   }
+}
+
+void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst) {
+  gemm_pack_transposed_scaled(w, k, n, k, 1.0f, nr, dst);  // x·1 is exact: the same floats
 }
 
 void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst) {

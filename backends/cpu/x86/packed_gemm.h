@@ -4,10 +4,11 @@
 // The x86 backend's own fp32 GEMM, C[M, N] = A[M, K] · B[K, N] (+ bias, activation), with B in packed column
 // panels: panel p holds columns [p·NR, p·NR + NR) as K rows of NR contiguous floats, zero past N. Linear
 // packs its weight into panels once at plan time; Conv2d packs its im2col panels at run time into the
-// workspace (a pointwise conv's whole panels inside one image are read in place instead, GemmPanel::ldb). The register tile is MR rows × NR columns of accumulators (AVX-512: 6 × 64, 8 × 48 or 14 × 32 in
-// 24-28 zmm; AVX2: 6 × 16 in 12 ymm), each k one broadcast of A per row and NR/16 loads of B; K is blocked so
-// one block of the panel stays in cache while the row tiles stream past it. Bias, activation and residual are
-// applied in registers at the last store. Nothing here allocates or threads: the callers split the work.
+// workspace (a pointwise conv's whole panels inside one image are read in place instead, GemmPanel::ldb). The
+// register tile is MR rows × NR columns of accumulators (AVX-512: 6 × 64, 8 × 48 or 14 × 32 in 24-28 zmm;
+// AVX2: 6 × 16 in 12 ymm), each k one broadcast of A per row and NR/16 loads of B; K is blocked so one block
+// of the panel stays in cache while the row tiles stream past it. Bias, activation and residual are applied
+// in registers at the last store. Nothing here allocates or threads: the callers split the work.
 #include <cstdint>
 
 #include "ir/op_attrs.h"
@@ -98,6 +99,10 @@ inline int64_t gemm_packed_floats(int64_t n, int64_t k, int nr) {
   return gemm_panels(n, nr) * k * nr;
 }
 void gemm_pack_transposed(const float* w, int64_t n, int64_t k, int nr, float* dst);
+// The same with row j of w at w + j·ldw and every element times `scale` (NystromAttention's scaled key
+// blocks, read in place from [B, N, C]); gemm_pack_transposed is ldw = k, scale = 1.
+void gemm_pack_transposed_scaled(const float* w, int64_t ldw, int64_t n, int64_t k, float scale, int nr,
+                                 float* dst);
 // Packs row-major B [k, n] (leading dimension ldb: C = A·B) into ceil(n / nr) panels, zero past n.
 void gemm_pack_rows(const float* b, int64_t ldb, int64_t k, int64_t n, int nr, float* dst);
 // K is cut into equal blocks of at most kGemmMaxBlockK (the last one possibly shorter, never a short tail

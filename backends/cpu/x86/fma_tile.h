@@ -7,8 +7,9 @@
 // accumulators,
 //   acc[r][v] = fma(a[r·ars + t·acs], b[t·ldb + v·W .. +W), acc[r][v])   for t = 0, 1, …, k−1 in order,
 // so each element is summed in the reference kernel's order with one FMA per term. Ops supplies the vector
-// type V, its width kWidth and load (of B), set1 and fma: the packed GEMM's own Avx512Ops / Avx2Ops (unaligned
-// loads: a panel is packed, or a pointwise conv's input read in place), or XsimdOps<A> below (unaligned loads) for the xsimd kernels.
+// type V, its width kWidth and load (of B), set1 and fma: the packed GEMM's own Avx512Ops / Avx2Ops
+// (unaligned loads: a panel is packed, or a pointwise conv's input read in place), or XsimdOps<A> below
+// (unaligned loads) for the xsimd kernels.
 //
 // Everything is in an anonymous namespace, like the *_impl.h files including it: each ISA's translation unit,
 // built with its own -m flags, gets its own copy, which the linker can never merge into another's.

@@ -109,6 +109,10 @@ class Backend {
   // What its kernels compute in: "fp32", or "bf16: " and which ops (a backend created for bf16 that cannot
   // give it says "fp32: " and why). A backend that knows nothing of bf16 keeps "fp32".
   virtual std::string precision_report() const { return "fp32"; }
+  // Whether the session may run a CNN's high-resolution start image by image at batch > 1 (the batch tile,
+  // docs/architecture.md §6.1): worth it where a kernel's tensors then stay in the CPU's caches; a device
+  // backend would only launch more kernels.
+  virtual bool batch_tile() const { return false; }
 };
 
 // The portable reference CPU backend: obviously correct, single-threaded; the oracle for all others.

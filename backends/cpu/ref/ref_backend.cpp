@@ -79,6 +79,7 @@ static_assert(!Table::any(kKernels, OpImpl::kReference),
 class ReferenceBackend final : public Backend {
  public:
   const char* name() const override { return "ref"; }
+  bool batch_tile() const override { return true; }
 
   OpImpl op_impl(OpType type) const override {
     const Table::Row* row = Table::find(kKernels, type);

@@ -87,6 +87,7 @@ class X86Backend final : public Backend {
       : ctx_(std::move(ctx)), ref_(std::move(ref)) {}
 
   const char* name() const override { return "cpu"; }
+  bool batch_tile() const override { return true; }
 
   OpImpl op_impl(OpType type) const override {
     const Table::Row* row = Table::find(kKernels, type);

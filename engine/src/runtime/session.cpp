@@ -80,10 +80,8 @@ Status Session::plan(const SessionOptions& options) {
   VITRT_RETURN_IF_ERROR(create_kernels(options, &traits, &workspace_bytes));
   PlacementOptions po = placement_options(options, *model_->file);
   // Guard mode checks every step at the full batch, and dumps need every image's intermediates: no tile. The
-  // tile is for the CPU caches (ref: its exactness tests); a GPU would only launch kernels eight times as
-  // often.
-  const std::string backend = backend_->name();
-  if (!options.guard_arena && !options.preserve_intermediates && (backend == "cpu" || backend == "ref"))
+  // backend says whether a tile pays (Backend::batch_tile: the CPU backends; ref for its exactness tests).
+  if (!options.guard_arena && !options.preserve_intermediates && backend_->batch_tile())
     batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch,
                                     batch_tile_limits_from_env(options.batch_tile), backend_->alignment());
   po.batch_tile = batch_tile_;

@@ -32,14 +32,17 @@ bool is_float_onnx(int32_t t) {
   return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
 }
 
+// The product of the non-zero dimensions is bounded too (as onnx_tensor.cpp's for initializers): an empty
+// [0, 2^62, 2^62] holds no element, but strides and shape products over it would overflow.
 Status check_size(ImportContext& cx, const NodeProto& n, const std::vector<int64_t>& shape, int64_t* numel) {
-  int64_t e = 1;
+  int64_t e = 1, nonzero = 1;
   for (int64_t d : shape) {
     if (d < 0) return cx.bad_node(n, "negative dimension in " + int_dims_str(shape));
-    if (!checked_mul(e, d, &e) || e > kMaxFoldedElements)
+    if (d != 0 && (!checked_mul(nonzero, d, &nonzero) || nonzero > kMaxFoldedElements))
       return cx.unsupported_node(n, "folding it at import would make a constant " + int_dims_str(shape) +
                                         ", more than the " + std::to_string(kMaxFoldedElements) +
                                         "-element limit on folded constants");
+    e = d == 0 ? 0 : e * d;
   }
   *numel = e;
   return Status::Ok();
@@ -314,7 +317,7 @@ Status axes_of(ImportContext& cx, const NodeProto& n, int input_index, std::vect
 Status reshape_shape(ImportContext& cx, const NodeProto& n, const std::vector<int64_t>& in,
                      std::vector<int64_t> target, bool allowzero, std::vector<int64_t>* out) {
   int infer = -1;
-  int64_t known = 1, total = 1;
+  int64_t known = 1, total = 1, nonzero = 1;  // nonzero: bounded as check_size's, for empty targets
   for (int64_t d : in) total *= d;
   for (size_t d = 0; d < target.size(); ++d) {
     if (target[d] == 0 && !allowzero) {
@@ -328,6 +331,10 @@ Status reshape_shape(ImportContext& cx, const NodeProto& n, const std::vector<in
     }
     if (target[d] < 0) return cx.bad_node(n, "shape has a negative dimension");
     if (!checked_mul(known, target[d], &known)) return cx.bad_node(n, "shape overflows");
+    if (target[d] != 0 && (!checked_mul(nonzero, target[d], &nonzero) || nonzero > kMaxOnnxTensorElements))
+      return cx.bad_node(n, "shape " + int_dims_str(target) + " has more than " +
+                                std::to_string(kMaxOnnxTensorElements) +
+                                " elements (counting its non-zero dimensions)");
   }
   if (infer >= 0) {
     if (known == 0 || total % known) return cx.bad_node(n, "cannot infer the -1 dimension");
@@ -657,7 +664,9 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
   if (op == "Expand") {
     std::vector<int64_t> target;
     VITRT_RETURN_IF_ERROR(const_ints(cx, n, *in[1], "the shape", &target));
-    OnnxValue shape_only = make(ConstKind::kInt, TP::INT64, target);
+    // broadcast() reads only the shape: the untrusted target is never materialised as data.
+    OnnxValue shape_only;
+    shape_only.shape = target;
     std::vector<int64_t> shape;
     VITRT_RETURN_IF_ERROR(broadcast(cx, n, {in[0], &shape_only}, &shape));
     int64_t total;

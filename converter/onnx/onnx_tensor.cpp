@@ -239,11 +239,16 @@ Status tensor_to_value(const TP& t, const std::string& what, ExternalDataContext
   const int eb = element_bytes(t.data_type());
   if (!eb) return unsupported(what + ": tensors of " + onnx_type_name(t.data_type()) + " are not supported");
   v.kind = is_float_type(t.data_type()) ? ConstKind::kFloat : ConstKind::kInt;
-  int64_t n = 1;
+  // Bounded is the product of the non-zero dimensions, not just the element count: an empty tensor such as
+  // [0, 2^62, 2^62] holds no element, but the folding's strides and shape products would overflow on it.
+  int64_t n = 1, nonzero = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) return bad_input(what + ": negative dimension " + std::to_string(d));
-    if (!checked_mul(n, d, &n) || n > kMaxOnnxTensorElements)
-      return bad_input(what + ": more than " + std::to_string(kMaxOnnxTensorElements) + " elements");
+    if (d != 0 && (!checked_mul(nonzero, d, &nonzero) || nonzero > kMaxOnnxTensorElements))
+      return bad_input(what + ": shape " + int_dims_str({t.dims().begin(), t.dims().end()}) +
+                       " has more than " + std::to_string(kMaxOnnxTensorElements) +
+                       " elements (counting its non-zero dimensions)");
+    n = d == 0 ? 0 : n * d;
     v.shape.push_back(d);
   }
   if (t.dims_size() > 8) return unsupported(what + ": rank " + std::to_string(t.dims_size()) + " > 8");

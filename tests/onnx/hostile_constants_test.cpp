@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Hostile constants at import (docs/onnx.md, "Folding"; docs/limits.md): shapes an ONNX file declares for its
+// constants, and shapes its nodes ask the folding to make, are bounded before anything is allocated or
+// multiplied, including the non-zero dimensions of an empty tensor (no element, but strides and shape
+// products over [0, 2^62, 2^62] overflow). Each is refused naming the initializer or node, in-process (cheap,
+// and under the sanitizer build the overflow itself would stop the test).
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "onnx/importer.h"
+#include "onnx_build.h"
+
+using namespace vitrt;
+using test::add_node;
+
+namespace {
+
+constexpr int64_t k2p62 = int64_t{1} << 62;
+
+// Imports `m`; the import must fail with a message containing every fragment of `needles`.
+void expect_refused(const onnx::ModelProto& m, const std::vector<std::string>& needles) {
+  Graph g;
+  std::string log;
+  const Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+  REQUIRE_FALSE(st.ok());
+  for (const std::string& needle : needles)
+    CHECK_MESSAGE(st.message().find(needle) != std::string::npos, "message: " << st.message());
+}
+
+onnx::NodeProto* constant_node(onnx::GraphProto* g, const std::string& name, const onnx::TensorProto& t) {
+  auto* n = add_node(g, "Constant", {}, {name});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = t;
+  return n;
+}
+
+// y = x + Flatten(e) for x [B, 4], with `e` the caller's constant.
+onnx::ModelProto plus_flattened(const std::function<void(onnx::GraphProto*)>& make_e) {
+  onnx::ModelProto m = test::model_with_input({4});
+  onnx::GraphProto* g = m.mutable_graph();
+  make_e(g);
+  add_node(g, "Flatten", {"e"}, {"f"});
+  add_node(g, "Add", {"x", "f"}, {"y"});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("hostile ONNX: an empty initializer whose other dimensions multiply past 2^32 is refused by name") {
+  // Before: accepted (0 elements), and Flatten's folding multiplied 2^62 · 2^62 (signed overflow).
+  for (std::vector<int64_t> dims :
+       {std::vector<int64_t>{0, k2p62, k2p62}, {k2p62, 4, 0}, {3, 0, 1 << 20, 1 << 20}}) {
+    CAPTURE(test::float_tensor("e", dims, {}).DebugString());
+    expect_refused(plus_flattened([&](onnx::GraphProto* g) {
+                     *g->add_initializer() = test::float_tensor("e", dims, {});
+                   }),
+                   {"initializer 'e'", "counting its non-zero dimensions"});
+    // The same tensor as a Constant node's value.
+    expect_refused(
+        plus_flattened([&](onnx::GraphProto* g) { constant_node(g, "e", test::float_tensor("", dims, {})); }),
+        {"Constant", "counting its non-zero dimensions"});
+  }
+}
+
+TEST_CASE("hostile ONNX: folded shapes are bounded in their non-zero dimensions too") {
+  SUBCASE("ConstantOfShape [0, 2^62, 2^62]") {
+    // Before: accepted, and the Transpose after it formed the strides 2^62 · 2^62.
+    onnx::ModelProto m = test::model_with_input({4});
+    onnx::GraphProto* g = m.mutable_graph();
+    *g->add_initializer() = test::int_tensor("shape", {3}, {0, k2p62, k2p62});
+    add_node(g, "ConstantOfShape", {"shape"}, {"e"});
+    add_node(g, "Transpose", {"e"}, {"t"});
+    add_node(g, "Flatten", {"t"}, {"f"});
+    add_node(g, "Add", {"x", "f"}, {"y"});
+    expect_refused(m, {"ConstantOfShape", "-element limit on folded constants"});
+  }
+  SUBCASE("Reshape of an empty constant to [0, 2^62, 2^62] (allowzero)") {
+    onnx::ModelProto m = test::model_with_input({4});
+    onnx::GraphProto* g = m.mutable_graph();
+    *g->add_initializer() = test::float_tensor("empty", {0}, {});
+    *g->add_initializer() = test::int_tensor("to", {3}, {0, k2p62, k2p62});
+    auto* r = add_node(g, "Reshape", {"empty", "to"}, {"e"});
+    test::set_int(r, "allowzero", 1);
+    add_node(g, "Transpose", {"e"}, {"t"});
+    add_node(g, "Flatten", {"t"}, {"f"});
+    add_node(g, "Add", {"x", "f"}, {"y"});
+    expect_refused(m, {"Reshape", "counting its non-zero dimensions"});
+  }
+}
+
+TEST_CASE("hostile ONNX: a folded Expand's target shape is checked before anything is allocated for it") {
+  // Before: the target was materialised as a tensor of its own shape first (2^60 elements: std::length_error
+  // out of the importer; [65536, 65536]: 64 GiB), and a negative target made a negative element count.
+  const struct {
+    std::vector<int64_t> target;
+    const char* needle;
+  } cases[] = {{{1 << 20, 1 << 20, 1 << 20}, "-element limit on folded constants"},
+               {{-1}, "negative dimension"},
+               {{2, -3}, "negative dimension"}};
+  for (const auto& c : cases) {
+    onnx::ModelProto m = test::model_with_input({4});
+    onnx::GraphProto* g = m.mutable_graph();
+    *g->add_initializer() = test::float_tensor("one", {1}, {1.0f});
+    *g->add_initializer() = test::int_tensor("to", {static_cast<int64_t>(c.target.size())}, c.target);
+    add_node(g, "Expand", {"one", "to"}, {"e"});
+    add_node(g, "Flatten", {"e"}, {"f"});
+    add_node(g, "Add", {"x", "f"}, {"y"});
+    CAPTURE(c.needle);
+    expect_refused(m, {"Expand", c.needle});
+  }
+}

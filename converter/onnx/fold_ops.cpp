@@ -121,8 +121,15 @@ int64_t bcast_index(const OnnxValue& v, const std::vector<int64_t>& idx) {
   return flat;
 }
 
+// An integer element. A float never reaches integer arithmetic: any float input makes the result float,
+// except for comparisons (they read as_double) and the logic ops and Where's condition (they read truthy); a
+// float such as 1e30 or NaN has no int64 value to convert to.
 SymDim as_sym(const OnnxValue& v, int64_t e) {
-  return v.kind == ConstKind::kInt ? v.i[e] : SymDim::of(static_cast<int64_t>(v.f[e]));
+  return v.kind == ConstKind::kInt ? v.i[e] : SymDim{};
+}
+// ONNX's bool of an element, as numpy's bool(): non-zero, NaN included; a batch-dependent size is non-zero.
+bool truthy(const OnnxValue& v, int64_t e) {
+  return v.kind == ConstKind::kFloat ? v.f[e] != 0.0f : v.i[e].c != 0 || !v.i[e].is_static();
 }
 double as_double(const OnnxValue& v, int64_t e) {
   return v.kind == ConstKind::kFloat ? v.f[e] : static_cast<double>(v.i[e].c);
@@ -162,7 +169,7 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
     std::vector<int64_t> at;
     for (const OnnxValue* v : in) at.push_back(bcast_index(*v, idx));
     if (op == "Where") {
-      const bool cond = as_sym(*in[0], at[0]).c != 0 || !as_sym(*in[0], at[0]).is_static();
+      const bool cond = truthy(*in[0], at[0]);
       const OnnxValue& pick = *in[cond ? 1 : 2];
       if (kind == ConstKind::kFloat)
         out->f[e] = static_cast<float>(as_double(pick, at[cond ? 1 : 2]));
@@ -248,10 +255,10 @@ Status elementwise(ImportContext& cx, const NodeProto& n, const std::vector<cons
         out->i[e] = SymDim::of(m);
       } else if (op == "Not") {
         if (!a.is_static()) return batch_dependent();
-        out->i[e] = SymDim::of(a.c == 0);
+        out->i[e] = SymDim::of(!truthy(*in[0], at[0]));
       } else if (logic) {
         if (!a.is_static() || !b.is_static()) return batch_dependent();
-        const bool x = a.c != 0, y = b.c != 0;
+        const bool x = truthy(*in[0], at[0]), y = truthy(*in[1], at[1]);
         out->i[e] = SymDim::of(op == "And" ? x && y : op == "Or" ? x || y : x != y);
       } else if (op == "Mod") {
         // fmod = 1: C's remainder (the dividend's sign); fmod = 0: the divisor's sign, as numpy.mod (ONNX's

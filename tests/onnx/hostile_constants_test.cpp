@@ -7,6 +7,7 @@
 // and under the sanitizer build the overflow itself would stop the test).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,21 @@ onnx::NodeProto* constant_node(onnx::GraphProto* g, const std::string& name, con
   a->set_type(onnx::AttributeProto::TENSOR);
   *a->mutable_t() = t;
   return n;
+}
+
+// The constant operand of the one Add a `y = x + c` model imports to, `c` folded from constants.
+std::vector<float> folded_addend(const onnx::ModelProto& m) {
+  Graph g;
+  std::string log;
+  const Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(g.nodes.size() == 1);
+  for (int32_t t : g.nodes[0].inputs) {
+    const Tensor& c = g.tensors[t];
+    if (c.is_constant) return std::vector<float>(c.f32(), c.f32() + c.shape.numel());
+  }
+  FAIL("the Add reads no constant");
+  return {};
 }
 
 // y = x + Flatten(e) for x [B, 4], with `e` the caller's constant.
@@ -113,5 +129,43 @@ TEST_CASE("hostile ONNX: a folded Expand's target shape is checked before anythi
     add_node(g, "Add", {"x", "f"}, {"y"});
     CAPTURE(c.needle);
     expect_refused(m, {"Expand", c.needle});
+  }
+}
+
+TEST_CASE(
+    "hostile ONNX: a float condition of a folded Where or logic op is read as numpy's bool, never cast") {
+  // ONNX wants bool there; a file may hold floats. Before: static_cast<int64_t> of the float (UB for 1e30 and
+  // NaN, and 0.5 became 0, false).
+  const std::vector<float> cond = {0.5f, 0.0f, 1e30f, NAN};
+  auto model = [&](const std::function<void(onnx::GraphProto*)>& make_c) {
+    onnx::ModelProto m = test::model_with_input({4});
+    onnx::GraphProto* g = m.mutable_graph();
+    *g->add_initializer() = test::float_tensor("cond", {4}, cond);
+    make_c(g);
+    add_node(g, "Add", {"x", "c"}, {"y"});
+    return m;
+  };
+  SUBCASE("Where") {
+    const std::vector<float> c = folded_addend(model([](onnx::GraphProto* g) {
+      *g->add_initializer() = test::float_tensor("a", {1}, {1.0f});
+      *g->add_initializer() = test::float_tensor("b", {1}, {2.0f});
+      add_node(g, "Where", {"cond", "a", "b"}, {"c"});
+    }));
+    CHECK(c == std::vector<float>{1, 2, 1, 1});
+  }
+  SUBCASE("Xor") {
+    const std::vector<float> c = folded_addend(model([](onnx::GraphProto* g) {
+      *g->add_initializer() = test::float_tensor("ones", {4}, {1, 1, 1, 1});
+      add_node(g, "Xor", {"cond", "ones"}, {"xor"});
+      test::set_int(add_node(g, "Cast", {"xor"}, {"c"}), "to", onnx::TensorProto::FLOAT);
+    }));
+    CHECK(c == std::vector<float>{0, 1, 0, 0});
+  }
+  SUBCASE("Not") {
+    const std::vector<float> c = folded_addend(model([](onnx::GraphProto* g) {
+      add_node(g, "Not", {"cond"}, {"not"});
+      test::set_int(add_node(g, "Cast", {"not"}, {"c"}), "to", onnx::TensorProto::FLOAT);
+    }));
+    CHECK(c == std::vector<float>{0, 1, 0, 0});
   }
 }

@@ -10,7 +10,9 @@
 // (each recomputing its own halo rows). Under session precision bf16 (ctx->bf16, docs/architecture.md §7.1)
 // fc1 and fc2 run on the AVX512-BF16 packed GEMM (packed_linear_bf16.h): weights in bf16 pairs at plan time,
 // each band's rows rounded into pairs in the thread's workspace; the depthwise conv, the activations, the
-// biases and the residual stay fp32.
+// biases and the residual stay fp32. The depthwise conv then stores its outputs already rounded into fc2's
+// pairs (depthwise_nhwc_row_bf16_avx512: the same bits as rounding an fp32 row), which saves the fp32 output
+// band and a pass over it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -58,13 +60,13 @@ class ConvMlpKernel final : public ref::RefKernel {
   }
   bool ok() const { return fc1b_ ? fc1b_->ok() && fc2b_->ok() : fc1_->ok() && fc2_->ok(); }
 
-  // Per thread: the fc1 band (rows + 2·pad_h rows), the conv's output band (rows) and, in bf16, the larger
-  // of the two GEMMs' inputs in pairs.
+  // Per thread: the fc1 band (rows + 2·pad_h rows), then in fp32 the conv's output band (rows), in bf16 the
+  // larger of the two GEMMs' inputs in pairs (fc1's rounded band, then the conv's output band in pairs).
   static int64_t thread_floats(const ConvMlpAttrs& a, int64_t rows, int64_t c, int64_t ch, bool bf16) {
     const int64_t in_rows = (rows + 2 * a.pad_h) * a.width;
-    const int64_t pairs =
-        bf16 ? round16(std::max(in_rows * gemm_bf16_pairs(c), rows * a.width * gemm_bf16_pairs(ch))) : 0;
-    return round16(in_rows * ch) + round16(rows * a.width * ch) + pairs;
+    const int64_t out = bf16 ? std::max(in_rows * gemm_bf16_pairs(c), rows * a.width * gemm_bf16_pairs(ch))
+                             : rows * a.width * ch;
+    return round16(in_rows * ch) + round16(out);
   }
 
  protected:
@@ -97,12 +99,11 @@ class ConvMlpKernel final : public ref::RefKernel {
     float* workspace = static_cast<float*>(args.workspace);
     ThreadPool::parallel_for(batch * segments, threads, [&](int64_t lo, int64_t hi, int t) {
       float* rows_in = workspace + t * per_thread;
-      float* rows_out = rows_in + round16((rows_ + 2 * a_.pad_h) * a_.width * ch_);
-      float* pairs = rows_out + round16(rows_ * a_.width * ch_);
+      float* rows_out =
+          rows_in + round16((rows_ + 2 * a_.pad_h) * a_.width * ch_);  // fp32; in bf16 the pairs
       for (int64_t task = lo; task < hi; ++task) {
         const int64_t s = task % segments;
-        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out,
-                    pairs);
+        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out);
       }
     });
     return Status::Ok();
@@ -120,12 +121,18 @@ class ConvMlpKernel final : public ref::RefKernel {
   // Output rows [y0, y1) of image b, a band of rows_ rows at a time. `rows_in` holds fc1 rows [lo, hi) of
   // the image, row lo first; the conv sees it as an image of hi - lo rows, whose edges are the real image's
   // edges exactly where the band touches them.
-  // `pairs`: the bf16 GEMMs' rounded inputs (unused in fp32).
-  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in, float* rows_out,
-                   float* pairs) const {
+  // `rows_out`: the conv's output band in fp32; in bf16 the GEMMs' rounded inputs (fc1's band of rows in
+  // pairs, then the conv's output band in pairs, which fc2 reads).
+  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in,
+                   float* rows_out) const {
     const int64_t w = a_.width, h = a_.height, n = h * w, c = c_, co = co_, row = w * ch_;
     const float* src = band.src + b * n * c;
-    auto dw_row = ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512 : depthwise_nhwc_row_avx2;
+    const bool bf16 = fc1b_.has_value();
+    // Rows of pairs, in bf16 values (2 per pair).
+    const int64_t ld_bf16 = 2 * gemm_bf16_pairs(ch_);
+    auto dw_row = bf16                           ? depthwise_nhwc_row_bf16_avx512
+                  : ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512
+                                                 : depthwise_nhwc_row_avx2;
     int64_t lo = 0, hi = 0;
     for (int64_t r0 = y0; r0 < y1; r0 += rows_) {
       const int64_t r1 = std::min(y1, r0 + rows_);
@@ -134,23 +141,31 @@ class ConvMlpKernel final : public ref::RefKernel {
       if (kept) std::memmove(rows_in, rows_in + (need_lo - lo) * row, static_cast<size_t>(kept * row) * 4);
       if (need_hi > need_lo + kept)
         linear(fc1_, fc1b_, src + (need_lo + kept) * w * c, (need_hi - need_lo - kept) * w, band.bias1,
-               a_.fc1_activation, nullptr, rows_in + kept * row, ch_, pairs);
+               a_.fc1_activation, nullptr, rows_in + kept * row, ch_, rows_out);
       lo = need_lo, hi = need_hi;
       DepthwiseRow r = band.conv;
       r.src = rows_in;
       r.h = hi - lo;
+      r.ld_bf16 = ld_bf16;
       for (int64_t oy = r0; oy < r1; ++oy) {
         r.oy = oy - lo;
-        r.dst = rows_out + (oy - r0) * row;
+        if (bf16)
+          r.dst_bf16 = reinterpret_cast<uint16_t*>(rows_out) + (oy - r0) * w * ld_bf16;
+        else
+          r.dst = rows_out + (oy - r0) * row;
         dw_row(r);
       }
       const int64_t at = (b * n + r0 * w) * co;
-      linear(fc2_, fc2b_, rows_out, (r1 - r0) * w, band.bias2, a_.fc2_activation,
-             band.residual ? band.residual + at : nullptr, band.dst + at, co, pairs);
+      const GemmAct act2 = gemm_act(a_.fc2_activation);
+      const float* residual = band.residual ? band.residual + at : nullptr;
+      if (bf16)
+        fc2b_->run_pairs(rows_out, (r1 - r0) * w, band.bias2, act2, residual, band.dst + at, co);
+      else
+        fc2_->run(rows_out, (r1 - r0) * w, band.bias2, act2, residual, band.dst + at, co);
     }
   }
 
-  // fc1 or fc2 on whichever GEMM the precision chose.
+  // fc1 on whichever GEMM the precision chose (`pairs`: its input rounded, in bf16).
   static void linear(const std::optional<PackedLinear>& f32, const std::optional<PackedLinearBf16>& bf16,
                      const float* src, int64_t m, bool bias, Activation act, const float* residual,
                      float* dst, int64_t ldc, float* pairs) {

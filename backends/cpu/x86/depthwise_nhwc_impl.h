@@ -55,23 +55,32 @@ inline void start_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t 
   for (int s = 0; s < S; ++s) acc[s] = b;
 }
 
+// Where a strip's activated vectors go. F32Out: the fp32 row r.dst [Wo, C]. The other output,
+// depthwise_nhwc_avx512.cpp's bf16 one, has the same static store(r, ox, c0, v, valid): pixel ox's channels
+// [c0, c0 + W) (or `valid` of them when Partial).
+template <class T>
+struct F32Out {
+  template <bool Partial>
+  static void store(const DepthwiseRow& r, int64_t ox, int64_t c0, typename T::V v, int valid) {
+    float* y = r.dst + ox * r.c + c0;
+    if constexpr (Partial)
+      T::storen(y, v, valid);
+    else
+      T::storeu(y, v);
+  }
+};
+
 // Activation, then the S output vectors of a strip.
-template <class T, int S, bool Partial>
+template <class T, class Out, int S, bool Partial>
 inline void store_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t ox0, int64_t c0, int valid) {
   activate<T, S>(r.act, acc);
-  float* y = r.dst + ox0 * r.c + c0;
 #pragma GCC unroll 16
-  for (int s = 0; s < S; ++s) {
-    if constexpr (Partial)
-      T::storen(y + s * r.c, acc[s], valid);
-    else
-      T::storeu(y + s * r.c, acc[s]);
-  }
+  for (int s = 0; s < S; ++s) Out::template store<Partial>(r, ox0 + s, c0, acc[s], valid);
 }
 
 // S interior pixels ox0 .. ox0 + S - 1 (every tap inside the image), channels [c0, c0 + W) (or `valid` of
 // them when Partial).
-template <class T, int S, bool Partial>
+template <class T, class Out, int S, bool Partial>
 inline void interior_strip(const DepthwiseRow& r, int64_t ox0, int64_t c0, int valid) {
   using V = typename T::V;
   V acc[S];
@@ -89,12 +98,12 @@ inline void interior_strip(const DepthwiseRow& r, int64_t ox0, int64_t c0, int v
       for (int s = 0; s < S; ++s) acc[s] = T::fma(load<T, Partial>(x + s * step, valid), wv, acc[s]);
     }
   }
-  store_strip<T, S, Partial>(r, acc, ox0, c0, valid);
+  store_strip<T, Out, S, Partial>(r, acc, ox0, c0, valid);
 }
 
 // interior_strip for the models' 3×3 stride-1 undilated conv: the S + 2 input vectors under a kernel row are
 // loaded once and shared by the three taps (instead of 3·S loads).
-template <class T, int S, bool Partial>
+template <class T, class Out, int S, bool Partial>
 inline void interior_strip_k3s1(const DepthwiseRow& r, int64_t ox0, int64_t c0, int valid) {
   using V = typename T::V;
   V acc[S];
@@ -113,11 +122,11 @@ inline void interior_strip_k3s1(const DepthwiseRow& r, int64_t ox0, int64_t c0, 
       acc[s] = T::fma(load<T, Partial>(x + (s + 2) * r.c, valid), w2, acc[s]);
     }
   }
-  store_strip<T, S, Partial>(r, acc, ox0, c0, valid);
+  store_strip<T, Out, S, Partial>(r, acc, ox0, c0, valid);
 }
 
 // One pixel with taps possibly outside the image (they read as zero).
-template <class T, bool Partial>
+template <class T, class Out, bool Partial>
 inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid) {
   using V = typename T::V;
   V acc[1];
@@ -132,43 +141,44 @@ inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid)
       acc[0] = T::fma(load<T, Partial>(r.src + (iy * r.w + ix) * r.c + c0, valid), wv, acc[0]);
     }
   }
-  store_strip<T, 1, Partial>(r, acc, ox, c0, valid);
+  store_strip<T, Out, 1, Partial>(r, acc, ox, c0, valid);
 }
 
 // Pixels [ox0, ox0 + n) of the interior, n <= S, over every channel vector.
-template <class T, int S>
+template <class T, class Out, int S>
 inline void strip_all_channels(const DepthwiseRow& r, int64_t ox0, int64_t n) {
   if constexpr (S > 1) {
-    if (n < S) return strip_all_channels<T, S - 1>(r, ox0, n);
+    if (n < S) return strip_all_channels<T, Out, S - 1>(r, ox0, n);
   }
   constexpr int W = T::kWidth;
   const int64_t full = r.c / W * W;
   if (r.kh == 3 && r.kw == 3 && r.stride_w == 1 && r.dilation_w == 1 && r.dilation_h == 1) {
-    for (int64_t c0 = 0; c0 < full; c0 += W) interior_strip_k3s1<T, S, false>(r, ox0, c0, W);
-    if (full < r.c) interior_strip_k3s1<T, S, true>(r, ox0, full, static_cast<int>(r.c - full));
+    for (int64_t c0 = 0; c0 < full; c0 += W) interior_strip_k3s1<T, Out, S, false>(r, ox0, c0, W);
+    if (full < r.c) interior_strip_k3s1<T, Out, S, true>(r, ox0, full, static_cast<int>(r.c - full));
     return;
   }
-  for (int64_t c0 = 0; c0 < full; c0 += W) interior_strip<T, S, false>(r, ox0, c0, W);
-  if (full < r.c) interior_strip<T, S, true>(r, ox0, full, static_cast<int>(r.c - full));
+  for (int64_t c0 = 0; c0 < full; c0 += W) interior_strip<T, Out, S, false>(r, ox0, c0, W);
+  if (full < r.c) interior_strip<T, Out, S, true>(r, ox0, full, static_cast<int>(r.c - full));
 }
 
-template <class T>
+template <class T, class Out>
 inline void edge_all_channels(const DepthwiseRow& r, int64_t ox) {
   constexpr int W = T::kWidth;
   const int64_t full = r.c / W * W;
-  for (int64_t c0 = 0; c0 < full; c0 += W) edge_pixel<T, false>(r, ox, c0, W);
-  if (full < r.c) edge_pixel<T, true>(r, ox, full, static_cast<int>(r.c - full));
+  for (int64_t c0 = 0; c0 < full; c0 += W) edge_pixel<T, Out, false>(r, ox, c0, W);
+  if (full < r.c) edge_pixel<T, Out, true>(r, ox, full, static_cast<int>(r.c - full));
 }
 
-template <class T, int S>
+// One output row into Out (F32Out<T>: r.dst).
+template <class T, int S, class Out = F32Out<T>>
 void row(const DepthwiseRow& r) {
   // Interior: ox·sw - pw >= 0 and ox·sw - pw + (kw - 1)·dw <= W - 1.
   const int64_t lo = std::min(r.wo, (r.pad_w + r.stride_w - 1) / r.stride_w);
   const int64_t last_in = r.w - 1 + r.pad_w - (r.kw - 1) * r.dilation_w;
   const int64_t hi = last_in < 0 ? lo : std::max(lo, std::min(r.wo, last_in / r.stride_w + 1));
-  for (int64_t ox = 0; ox < lo; ++ox) edge_all_channels<T>(r, ox);
-  for (int64_t ox = lo; ox < hi; ox += S) strip_all_channels<T, S>(r, ox, std::min<int64_t>(S, hi - ox));
-  for (int64_t ox = hi; ox < r.wo; ++ox) edge_all_channels<T>(r, ox);
+  for (int64_t ox = 0; ox < lo; ++ox) edge_all_channels<T, Out>(r, ox);
+  for (int64_t ox = lo; ox < hi; ox += S) strip_all_channels<T, Out, S>(r, ox, std::min<int64_t>(S, hi - ox));
+  for (int64_t ox = hi; ox < r.wo; ++ox) edge_all_channels<T, Out>(r, ox);
 }
 
 }  // namespace depthwise_impl

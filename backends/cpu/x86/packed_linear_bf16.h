@@ -37,12 +37,18 @@ struct PackedLinearBf16 {
   void run(const float* src, int64_t m, bool has_bias, GemmAct act, const float* residual, float* dst,
            int64_t ldc, float* scratch) const {
     gemm_bf16_pack_rows(src, k, m, k, scratch, kp);
+    run_pairs(scratch, m, has_bias, act, residual, dst, ldc);
+  }
+  // The same from rows already rounded into pairs (m rows of kp pairs, as gemm_bf16_pack_rows lays them
+  // out), for a producer that writes bf16 itself (ConvMlp's depthwise conv).
+  void run_pairs(const float* pairs, int64_t m, bool has_bias, GemmAct act, const float* residual, float* dst,
+                 int64_t ldc) const {
     GemmEpilogue e;
     e.bias_cols = has_bias ? bias.data() : nullptr;
     e.act = act;
     e.residual = residual;
     e.ldr = ldc;
-    gemm_packed_product(gemm, scratch, kp, m, kp, packed.data(), n, dst, ldc, e);
+    gemm_packed_product(gemm, pairs, kp, m, kp, packed.data(), n, dst, ldc, e);
   }
 };
 

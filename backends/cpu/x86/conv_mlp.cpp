@@ -2,7 +2,9 @@
 // Copyright the vitrt authors.
 // ConvMlp (the planner's fused PVT v2 / LaViT MLP) row-pipelined: per image, a band of output rows at a time,
 // fc1 on the band's token rows (plus pad_h halo rows each side; the halo rows already computed for the
-// previous band are kept), the depthwise conv rows, then fc2 (+ residual) straight into dst. The hidden
+// previous band are kept: fc1's rows live in a ring of rows_ + 2·pad_h rows, image row y in slot y mod the
+// ring, and the conv reads them through a row table, so nothing is moved), the depthwise conv rows, then fc2
+// (+ residual) straight into dst. The hidden
 // activations (4-8x the width of the tokens) then live only in a per-thread band that stays in L2, instead
 // of going through memory twice as [B,N,Ch] tensors: 0.72-0.74x the op-by-op time at the 56x56 stages
 // (bench/mlp_pipeline.cpp). Same kernels as the op-by-op path (packed GEMM panels, the depthwise row kernel).
@@ -16,7 +18,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <numeric>
 #include <optional>
 
@@ -60,13 +61,22 @@ class ConvMlpKernel final : public ref::RefKernel {
   }
   bool ok() const { return fc1b_ ? fc1b_->ok() && fc2b_->ok() : fc1_->ok() && fc2_->ok(); }
 
-  // Per thread: the fc1 band (rows + 2·pad_h rows), then in fp32 the conv's output band (rows), in bf16 the
-  // larger of the two GEMMs' inputs in pairs (fc1's rounded band, then the conv's output band in pairs).
-  static int64_t thread_floats(const ConvMlpAttrs& a, int64_t rows, int64_t c, int64_t ch, bool bf16) {
-    const int64_t in_rows = (rows + 2 * a.pad_h) * a.width;
+  // Per thread: the fc1 ring (rows + 2·pad_h rows), then in fp32 the conv's output band (rows), in bf16 the
+  // larger of the two GEMMs' inputs in pairs (fc1's rounded rows, then the conv's output band in pairs), then
+  // the conv's row table (a pointer per ring row). The three regions' sizes in floats, each a multiple of 16.
+  struct ThreadRegions {
+    int64_t ring, out, table;
+  };
+  static ThreadRegions thread_regions(const ConvMlpAttrs& a, int64_t rows, int64_t c, int64_t ch, bool bf16) {
+    const int64_t ring_rows = rows + 2 * a.pad_h, in_rows = ring_rows * a.width;
     const int64_t out = bf16 ? std::max(in_rows * gemm_bf16_pairs(c), rows * a.width * gemm_bf16_pairs(ch))
                              : rows * a.width * ch;
-    return round16(in_rows * ch) + round16(out);
+    constexpr int64_t kPointerFloats = static_cast<int64_t>(sizeof(void*) / sizeof(float));
+    return {round16(in_rows * ch), round16(out), round16(ring_rows * kPointerFloats)};
+  }
+  static int64_t thread_floats(const ConvMlpAttrs& a, int64_t rows, int64_t c, int64_t ch, bool bf16) {
+    const ThreadRegions t = thread_regions(a, rows, c, ch, bf16);
+    return t.ring + t.out + t.table;
   }
 
  protected:
@@ -75,7 +85,8 @@ class ConvMlpKernel final : public ref::RefKernel {
       if (args.src[i]->shape != planned_src_[i]) return fail("weight shapes differ from the plan");
     auto in = [&](int i) { return i < args.num_src && args.src[i] ? args.src[i]->f32() : nullptr; };
     const int threads = run_threads(args, planned_threads_);
-    const int64_t per_thread = thread_floats(a_, rows_, c_, ch_, ctx_->bf16);
+    const ThreadRegions regions = thread_regions(a_, rows_, c_, ch_, ctx_->bf16);
+    const int64_t per_thread = regions.ring + regions.out + regions.table;
     VITRT_RETURN_IF_ERROR(check_workspace(args, per_thread * threads));
     const float* b1 = in(2);
     const float* b2 = in(6);
@@ -99,11 +110,12 @@ class ConvMlpKernel final : public ref::RefKernel {
     float* workspace = static_cast<float*>(args.workspace);
     ThreadPool::parallel_for(batch * segments, threads, [&](int64_t lo, int64_t hi, int t) {
       float* rows_in = workspace + t * per_thread;
-      float* rows_out =
-          rows_in + round16((rows_ + 2 * a_.pad_h) * a_.width * ch_);  // fp32; in bf16 the pairs
+      float* rows_out = rows_in + regions.ring;  // fp32; in bf16 the pairs
+      const float** table = reinterpret_cast<const float**>(rows_out + regions.out);
       for (int64_t task = lo; task < hi; ++task) {
         const int64_t s = task % segments;
-        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out);
+        run_segment(band, task / segments, s * h / segments, (s + 1) * h / segments, rows_in, rows_out,
+                    table);
       }
     });
     return Status::Ok();
@@ -118,13 +130,13 @@ class ConvMlpKernel final : public ref::RefKernel {
     DepthwiseRow conv;
   };
 
-  // Output rows [y0, y1) of image b, a band of rows_ rows at a time. `rows_in` holds fc1 rows [lo, hi) of
-  // the image, row lo first; the conv sees it as an image of hi - lo rows, whose edges are the real image's
-  // edges exactly where the band touches them.
-  // `rows_out`: the conv's output band in fp32; in bf16 the GEMMs' rounded inputs (fc1's band of rows in
-  // pairs, then the conv's output band in pairs, which fc2 reads).
-  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in,
-                   float* rows_out) const {
+  // Output rows [y0, y1) of image b, a band of rows_ rows at a time. The ring `rows_in` holds fc1 rows
+  // [lo, hi) of the image (row y in slot y mod ring); the conv sees them through `table` as an image of
+  // hi - lo rows, whose edges are the real image's edges exactly where the band touches them.
+  // `rows_out`: the conv's output band in fp32; in bf16 the GEMMs' rounded inputs (fc1's rows in pairs, then
+  // the conv's output band in pairs, which fc2 reads).
+  void run_segment(const Band& band, int64_t b, int64_t y0, int64_t y1, float* rows_in, float* rows_out,
+                   const float** table) const {
     const int64_t w = a_.width, h = a_.height, n = h * w, c = c_, co = co_, row = w * ch_;
     const float* src = band.src + b * n * c;
     const bool bf16 = fc1b_.has_value();
@@ -133,18 +145,23 @@ class ConvMlpKernel final : public ref::RefKernel {
     auto dw_row = bf16                           ? depthwise_nhwc_row_bf16_avx512
                   : ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512
                                                  : depthwise_nhwc_row_avx2;
-    int64_t lo = 0, hi = 0;
+    const int64_t ring = rows_ + 2 * a_.pad_h;  // need_hi - need_lo <= ring: a band's rows never collide
+    int64_t hi = 0;
     for (int64_t r0 = y0; r0 < y1; r0 += rows_) {
       const int64_t r1 = std::min(y1, r0 + rows_);
       const int64_t need_lo = std::max<int64_t>(0, r0 - a_.pad_h), need_hi = std::min(h, r1 + a_.pad_h);
-      const int64_t kept = hi > need_lo ? hi - need_lo : 0;
-      if (kept) std::memmove(rows_in, rows_in + (need_lo - lo) * row, static_cast<size_t>(kept * row) * 4);
-      if (need_hi > need_lo + kept)
-        linear(fc1_, fc1b_, src + (need_lo + kept) * w * c, (need_hi - need_lo - kept) * w, band.bias1,
-               a_.fc1_activation, nullptr, rows_in + kept * row, ch_, rows_out);
-      lo = need_lo, hi = need_hi;
+      // fc1 on the rows not kept from the previous band, in runs of slots up to the ring's end.
+      for (int64_t y = std::max(hi, need_lo); y < need_hi;) {
+        const int64_t slot = y % ring, n_rows = std::min(need_hi - y, ring - slot);
+        linear(fc1_, fc1b_, src + y * w * c, n_rows * w, band.bias1, a_.fc1_activation, nullptr,
+               rows_in + slot * row, ch_, rows_out);
+        y += n_rows;
+      }
+      const int64_t lo = need_lo;
+      hi = need_hi;
+      for (int64_t y = lo; y < hi; ++y) table[y - lo] = rows_in + (y % ring) * row;
       DepthwiseRow r = band.conv;
-      r.src = rows_in;
+      r.src_rows = table;
       r.h = hi - lo;
       r.ld_bf16 = ld_bf16;
       for (int64_t oy = r0; oy < r1; ++oy) {

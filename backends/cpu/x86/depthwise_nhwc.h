@@ -13,6 +13,9 @@ namespace x86 {
 
 struct DepthwiseRow {
   const float* src = nullptr;  // image b: [H, W, C]
+  // Instead of src, where set: row iy of the image at src_rows[iy] ([W, C] each), so that a caller keeping
+  // rows in a ring (ConvMlp's fc1 band) need not move them into one block.
+  const float* const* src_rows = nullptr;
   int64_t h = 0, w = 0, c = 0;
   const float* wt = nullptr;  // [kh][kw][C]
   int64_t kh = 0, kw = 0;

@@ -39,6 +39,11 @@ inline void activate(GemmAct act, typename T::V (&acc)[S]) {
   }
 }
 
+// Input row iy of the image (0 <= iy < r.h): [W, C] floats, from the row table when there is one.
+inline const float* input_row(const DepthwiseRow& r, int64_t iy) {
+  return r.src_rows ? r.src_rows[iy] : r.src + iy * r.w * r.c;
+}
+
 template <class T, bool Partial>
 inline typename T::V load(const float* p, int valid) {
   if constexpr (Partial)
@@ -89,7 +94,7 @@ inline void interior_strip(const DepthwiseRow& r, int64_t ox0, int64_t c0, int v
   for (int64_t ky = 0; ky < r.kh; ++ky) {
     const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
     if (iy < 0 || iy >= r.h) continue;
-    const float* x0 = r.src + (iy * r.w + ox0 * r.stride_w - r.pad_w) * r.c + c0;
+    const float* x0 = input_row(r, iy) + (ox0 * r.stride_w - r.pad_w) * r.c + c0;
     const float* w0 = r.wt + ky * r.kw * r.c + c0;
     for (int64_t kx = 0; kx < r.kw; ++kx) {
       const V wv = load<T, Partial>(w0 + kx * r.c, valid);
@@ -111,7 +116,7 @@ inline void interior_strip_k3s1(const DepthwiseRow& r, int64_t ox0, int64_t c0, 
   for (int64_t ky = 0; ky < 3; ++ky) {
     const int64_t iy = r.oy * r.stride_h - r.pad_h + ky * r.dilation_h;
     if (iy < 0 || iy >= r.h) continue;
-    const float* x = r.src + (iy * r.w + ox0 - r.pad_w) * r.c + c0;
+    const float* x = input_row(r, iy) + (ox0 - r.pad_w) * r.c + c0;
     const float* w = r.wt + ky * 3 * r.c + c0;
     const V w0 = load<T, Partial>(w, valid), w1 = load<T, Partial>(w + r.c, valid),
             w2 = load<T, Partial>(w + 2 * r.c, valid);
@@ -138,7 +143,7 @@ inline void edge_pixel(const DepthwiseRow& r, int64_t ox, int64_t c0, int valid)
       const int64_t ix = ox * r.stride_w - r.pad_w + kx * r.dilation_w;
       if (ix < 0 || ix >= r.w) continue;
       const V wv = load<T, Partial>(r.wt + (ky * r.kw + kx) * r.c + c0, valid);
-      acc[0] = T::fma(load<T, Partial>(r.src + (iy * r.w + ix) * r.c + c0, valid), wv, acc[0]);
+      acc[0] = T::fma(load<T, Partial>(input_row(r, iy) + ix * r.c + c0, valid), wv, acc[0]);
     }
   }
   store_strip<T, Out, 1, Partial>(r, acc, ox, c0, valid);

@@ -144,6 +144,43 @@ TEST_CASE("cpu Conv2d with a residual input (added before the activation) matche
   MESSAGE("checked ", n_cases, " Conv2d residual cases");
 }
 
+// Small maps at batch 1-2, whose pixels would leave the NCHW panels part empty, run with the pixels as the
+// GEMM's rows (gemm_conv2d_rows.cpp; each of these takes it on AVX-512, most on AVX2: VITRT_X86_VERBOSE
+// prints "pixel-row"; its cost rule wants K large enough for the transposed copy of C not to matter):
+// pointwise read in place, strided and padded 3×3 through the image's im2col, K over several K blocks,
+// channel counts off the vector width, row counts off every tile, with and without bias and residual.
+TEST_CASE("cpu Conv2d with the pixels as the GEMM's rows (7², 14², odd maps) matches the reference") {
+  std::mt19937 rng(81);
+  int n_cases = 0;
+  auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t k, int s, int p, int d,
+                   bool residual) {
+    const Activation act = kActivations[n_cases % kNumActivations];
+    const bool bias = n_cases % 3 != 1;
+    GemmCase c = conv_case(rng, b, cin, h, w, cout, k, k, s, p, d, 1, act, bias);
+    if (residual) {
+      const int64_t ho = (h + 2 * p - d * (k - 1) - 1) / s + 1, wo = (w + 2 * p - d * (k - 1) - 1) / s + 1;
+      if (!bias) c.inputs.push_back(HostTensor{});
+      c.inputs.push_back(random_tensor(Shape{b, cout, ho, wo}, rng, 2.0f));
+      c.constant = {false, true, true, false};
+      c.name += " residual";
+    }
+    check_case(c);
+    ++n_cases;
+  };
+  for (int residual = 0; residual < 2; ++residual) {
+    check(1, 160, 7, 7, 64, 1, 1, 0, 1, residual);    // ResNet's 7² pointwise, scaled
+    check(1, 20, 7, 7, 48, 3, 1, 1, 1, residual);     // its 3×3
+    check(1, 24, 14, 14, 64, 3, 2, 1, 1, residual);   // the stride-2 3×3 into 7²
+    check(1, 160, 14, 14, 64, 1, 2, 0, 1, residual);  // the stride-2 downsample
+    check(1, 64, 14, 14, 256, 3, 1, 1, 1, residual);  // 196 pixels
+    check(2, 160, 7, 7, 64, 1, 1, 0, 1, residual);
+    check(1, 70, 7, 7, 48, 3, 1, 1, 1, residual);  // K = 630: four K blocks
+    check(1, 40, 11, 5, 64, 3, 1, 1, 1, residual);
+    check(1, 40, 9, 9, 64, 3, 1, 2, 2, residual);  // dilated
+  }
+  MESSAGE("checked ", n_cases, " pixel-row Conv2d cases");
+}
+
 TEST_CASE("cpu Conv2d with a weight computed at run time (not packed at plan time) matches the reference") {
   std::mt19937 rng(78);
   const struct {

@@ -12,7 +12,8 @@
 // output channels are split too. A constant weight is packed into the GEMM's row tiles at plan time.
 //
 // A residual input (fuse_epilogue's: ResNet's conv -> Add -> ReLU) is added in registers before the
-// activation; in a panel that spans two images, while its C block is copied out.
+// activation; in a panel that spans two images, while its C block is copied out. Where the pixels would leave
+// the panels part empty and the transposed product wastes clearly less, gemm_conv2d_rows.cpp runs it instead.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "backends/cpu/ref/activation.h"
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/gemm_conv2d_rows.h"
 #include "backends/cpu/x86/im2col.h"
 #include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/x86_internal.h"
@@ -249,6 +251,7 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
   if (a->channels_last || !ref::activation_valid(a->activation) || xs.rank != 4 || ws.rank != 4 ||
       plan.dst_shapes[0].rank != 4 || xs.numel() == 0)
     return Status::Ok();
+  if (conv2d_rows_preferred(*ctx, plan, *a)) return create_conv2d_rows(ctx, plan, kernel, info);
   auto k = std::make_unique<GemmConvKernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
   info->workspace_bytes = k->workspace_bytes();

@@ -55,6 +55,14 @@ struct GemmPanel {
   // the panel reads them.
   bool a_packed = false;
   int64_t a_rows = 0, a_row0 = 0;
+  // Floats from A[i, t] to A[i, t + 1] when A is not packed: 0 means 1 (row-major). Conv2d's pixel-row
+  // product (gemm_conv2d_rows.cpp) reads A[pixel, t] = src[t·a_step + pixel] from an NCHW image or its
+  // im2col, with lda = 1.
+  int64_t a_step = 0;
+  // Row tiles of near-equal height (49 rows on 6-row tiles: 5 × 5 and 4 × 6 instead of 8 × 6 and one row of
+  // 1, which runs at a fraction of the FMA rate) instead of MR-row tiles and a short last one. Not with
+  // a_packed, whose row tiles are fixed at MR.
+  bool even_rows = false;
   int64_t m = 0, k = 0;
   const float* b = nullptr;  // the packed panel: k × NR
   // Floats from one row of the panel to the next: 0 means NR (packed). fp32 tiles only: Conv2d reads a

@@ -111,6 +111,8 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
   if (p.a_packed)  // this K block's row tile of T::kRows rows (gemm_pack_a): R <= kRows of them are read
     fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * ldb, ldb,
                        kc);
+  else if (p.a_step > 1)
+    fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0 * p.a_step, p.lda, p.a_step, p.b + k0 * ldb, ldb, kc);
   else
     fma_tile<P, R, NV>(acc, p.a + row0 * p.lda + k0, p.lda, 1, p.b + k0 * ldb, ldb, kc);
   if (last && p.residual && p.residual_before_act) add_residual<T, R, NV>(p, row0, partial, valid, acc);
@@ -209,14 +211,18 @@ void panel(const GemmPanel& p) {
   const int64_t block = gemm_k_block(p.k);
   Prefetcher prefetcher(p);
   // The prefetches spread evenly over the register tiles, a share before each.
-  const int64_t tiles = (p.k + block - 1) / block * ((p.m + MR - 1) / MR);
+  const int64_t row_tiles = (p.m + MR - 1) / MR;
+  const int64_t tiles = (p.k + block - 1) / block * row_tiles;
   const int64_t per_tile = (prefetcher.lines() + tiles - 1) / tiles;
+  const bool even = p.even_rows && !p.a_packed;
   for (int64_t k0 = 0; k0 < p.k; k0 += block) {
     const int64_t kc = std::min(block, p.k - k0);
     const bool first = k0 == 0, last = k0 + kc == p.k;
-    for (int64_t i = 0; i < p.m; i += MR) {
+    for (int64_t t = 0; t < row_tiles; ++t) {
+      const int64_t i = even ? t * p.m / row_tiles : t * MR;
+      const int64_t rows = even ? (t + 1) * p.m / row_tiles - i : std::min<int64_t>(MR, p.m - i);
       prefetcher.issue(per_tile);
-      tile_rows<T, MR>(std::min<int64_t>(MR, p.m - i), p, i, k0, kc, first, last);
+      tile_rows<T, MR>(rows, p, i, k0, kc, first, last);
     }
   }
 }

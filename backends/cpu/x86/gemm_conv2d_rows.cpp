@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+// Conv2d (NCHW, groups 1, constant weight) as the transposed product, for maps whose pixels leave the NCHW
+// form's column panels part empty (ResNet-50's 7 × 7 and 14 × 14 stages at batch 1: 49 pixels fill 49 of a
+// panel's 64 columns, so 23% of its FMAs would be padding). Per image,
+//   out[co, p] = Σ_t A[p, t] · W[co, t] + bias[co],   A[p, t] = im2col(x)[t, p],
+// with the pixels as the GEMM's rows (any count: row tiles of near-equal height, GemmPanel::even_rows) and
+// the output channels in the vector lanes, the weight packed once into column panels at plan time like a
+// Linear weight. A is read in place with a stride (GemmPanel::a_step): the image itself for a pointwise conv
+// (A[p, c] = x[c·pix + p]), else the image's im2col, which all threads write first (split by input channel)
+// into the workspace as K rows of the image's pixels. Each task's C block (its rows × one panel's channels)
+// goes to its thread's workspace slot and is transposed out into the NCHW planes; bias and activation are
+// applied in registers, or with a residual (fuse_epilogue's conv -> Add -> ReLU) while the block is copied
+// out. Each output element is summed over t in order with one FMA a step, as in gemm_conv2d.cpp. Nothing is
+// allocated at run time.
+#include "backends/cpu/x86/gemm_conv2d_rows.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "backends/cpu/ref/activation.h"
+#include "backends/cpu/ref/ref_kernel.h"
+#include "backends/cpu/x86/aligned_buffer.h"
+#include "backends/cpu/x86/im2col.h"
+#include "backends/cpu/x86/packed_gemm.h"
+#include "common/checked_math.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+// The most output rows per image: im2col's run table holds 64 runs, one per output row of the image.
+constexpr int64_t kMaxOutputRows = 64;
+// The largest im2col of one image kept in the workspace.
+constexpr int64_t kMaxColumnBytes = int64_t{8} << 20;
+// The transposed product is taken when it needs clearly fewer multiply-adds than the NCHW form, counting its
+// transposed copy of C as kTransposeMacs multiply-adds per output element: measured (vitrt_gemm_compare,
+// ResNet-50's convs at batch 1, 1 and 2 threads) it lost 4-6% on the 256 -> 1024 1×1 conv at 14² (K = 256,
+// 7% fewer multiply-adds) and won 6-35% on the others at 14² and 7² (K >= 512).
+constexpr double kRowsGainNeeded = 0.95;
+constexpr double kTransposeMacs = 16;
+
+int vec_width(bool avx512) {
+  return avx512 ? 16 : 8;
+}
+
+// Columns a product of n columns runs on a tile of nr columns: whole panels, and the last one narrowed to
+// whole vectors (packed_gemm_impl.h's Narrow).
+int64_t computed_columns(int64_t n, int nr, int w) {
+  return n / nr * nr + (n % nr + w - 1) / w * w;
+}
+
+class GemmConvRowsKernel final : public ref::RefKernel {
+ public:
+  GemmConvRowsKernel(const KernelPlan& plan, std::shared_ptr<Context> ctx, const Conv2dAttrs& a)
+      : RefKernel(plan),
+        ctx_(std::move(ctx)),
+        a_(a),
+        planned_threads_(plan.num_threads < 1 ? 1 : plan.num_threads) {
+    const Shape &ws = plan.src_shapes[1], &ys = plan.dst_shapes[0];
+    cout_ = ws[0];
+    k_ = ws[1] * ws[2] * ws[3];
+    pix_ = ys[2] * ys[3];
+    pointwise_ =
+        ws[2] == 1 && ws[3] == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
+    lda_ = round16(pix_);
+    gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, pix_, cout_, k_, ctx_->options.gemm_tile);
+    packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(cout_, k_, gemm_->nr)));
+    bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(cout_, gemm_->nr) * gemm_->nr));
+    if (packed_) gemm_pack_transposed(plan.src_tensors[1]->f32(), cout_, k_, gemm_->nr, packed_.data());
+  }
+  bool ok() const { return packed_ && bias_; }
+  const char* tile_name() const { return gemm_->name; }
+  // Workspace: the image's im2col (none if pointwise), then per planned thread a C block of pix × NR
+  // (64-byte aligned).
+  size_t workspace_bytes() const {
+    return static_cast<size_t>(column_floats() + planned_threads_ * slot_floats()) * sizeof(float) + 64;
+  }
+
+ protected:
+  Status compute(const KernelArgs& args) override {
+    const TensorRef& x = *args.src[0];
+    if (args.src[1]->shape != planned_src_[1]) return fail("weight shape differs from the plan");
+    if (args.workspace_bytes < workspace_bytes()) return fail("workspace smaller than planned");
+    const float* bias = args.num_src > 2 && args.src[2] ? args.src[2]->f32() : nullptr;
+    const float* residual = args.num_src > 3 && args.src[3] ? args.src[3]->f32() : nullptr;
+    TensorRef& y = *args.dst[0];
+    if (residual && args.src[3]->shape != y.shape) return fail("residual shape differs from the output's");
+    if (y.shape[2] * y.shape[3] != pix_) return fail("output map differs from the plan");
+    if (bias) std::copy(bias, bias + cout_, bias_.data());  // zero-padded to whole panels
+    const int threads = run_threads(args, planned_threads_);
+    const int64_t batch = x.shape[0], cin = x.shape[1], h = x.shape[2], wd = x.shape[3];
+    const int64_t kh = planned_src_[1][2], kw = planned_src_[1][3], taps = kh * kw;
+    const int64_t pix = pix_, cout = cout_, k = k_, lda = lda_;
+    const int nr = gemm_->nr, mr = gemm_->mr;
+    const int64_t panels = gemm_panels(cout, nr), row_tiles = (pix + mr - 1) / mr;
+    // Row chunks only when there are too few panels for the threads: each chunk reads the whole packed
+    // weight panel again (at batch 1 it comes from memory).
+    const int64_t chunks = std::clamp<int64_t>((2 * threads + panels - 1) / panels, 1, row_tiles);
+    float* ws = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(args.workspace) + 63) / 64 * 64);
+    float* columns = ws;
+    float* slots = ws + column_floats();
+    const GemmKernels* g = gemm_;
+    const Conv2dAttrs a = a_;
+    void (*im2col)(const Im2colPanel&) =
+        ctx_->isa == X86Isa::kAvx512 ? &im2col_panel_avx512 : &im2col_panel_avx2;
+    const GemmAct act = gemm_act(a.activation);
+    const float* packed = packed_.data();
+    const float* bias_pad = bias ? bias_.data() : nullptr;
+    float* py = y.f32();
+    for (int64_t b = 0; b < batch; ++b) {
+      const float* image = x.f32() + b * cin * h * wd;
+      const float* src = image;  // A: the image in place (pointwise) or its im2col, a_step floats per t
+      int64_t a_step = h * wd;
+      if (!pointwise_) {
+        ThreadPool::parallel_for(cin, threads, [&](int64_t c0, int64_t c1, int) {
+          Im2colPanel ip;
+          ip.x = image + c0 * h * wd;
+          ip.image_stride = cin * h * wd;
+          ip.cin = c1 - c0;
+          ip.h = h;
+          ip.w = wd;
+          ip.kh = kh;
+          ip.kw = kw;
+          ip.stride_h = a.stride_h;
+          ip.stride_w = a.stride_w;
+          ip.pad_h = a.pad_h;
+          ip.pad_w = a.pad_w;
+          ip.dil_h = a.dilation_h;
+          ip.dil_w = a.dilation_w;
+          ip.wo = y.shape[3];
+          ip.pix = pix;
+          ip.first = 0;
+          ip.cols = pix;
+          ip.nr = lda;
+          ip.dst = columns + c0 * taps * lda;
+          im2col(ip);
+        });
+        src = columns;
+        a_step = lda;
+      }
+      ThreadPool::parallel_for(panels * chunks, threads, [&](int64_t lo, int64_t hi, int thread) {
+        float* cbuf = slots + thread * slot_floats();
+        for (int64_t task = lo; task < hi; ++task) {
+          const int64_t panel = task / chunks, chunk = task % chunks;
+          const int64_t r0 = chunk * row_tiles / chunks * mr,
+                        r1 = std::min(pix, (chunk + 1) * row_tiles / chunks * mr);
+          if (r0 >= r1) continue;
+          const int64_t c0 = panel * nr, cols = std::min<int64_t>(nr, cout - c0);
+          GemmPanel gp;
+          gp.a = src + r0;
+          gp.lda = 1;
+          gp.a_step = a_step;
+          gp.even_rows = true;
+          gp.m = r1 - r0;
+          gp.k = k;
+          gp.b = packed + panel * k * nr;
+          gp.cols = cols;
+          gp.c = cbuf;
+          gp.ldc = nr;
+          gp.bias_cols = bias_pad ? bias_pad + c0 : nullptr;
+          gp.act = residual ? GemmAct::kNone : act;  // with a residual: act(C + R), applied below
+          g->panel(gp);
+          // C[r, j] -> out[b, c0 + j, r0 + r].
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t at = (b * cout + c0 + j) * pix + r0, len = r1 - r0;
+            float* dst = py + at;
+            const float* from = cbuf + j;
+            if (!residual) {
+              for (int64_t r = 0; r < len; ++r) dst[r] = from[r * nr];
+              continue;
+            }
+            const float* res = residual + at;
+            for (int64_t r = 0; r < len; ++r) dst[r] = from[r * nr] + res[r];
+            ref::apply_activation(a.activation, dst, len);
+          }
+        }
+      });
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int64_t column_floats() const { return pointwise_ ? 0 : round16(k_ * lda_); }
+  int64_t slot_floats() const { return round16(pix_ * gemm_->nr); }
+
+  std::shared_ptr<Context> ctx_;
+  Conv2dAttrs a_;
+  int planned_threads_;
+  const GemmKernels* gemm_ = nullptr;
+  int64_t cout_ = 0, k_ = 0, pix_ = 0, lda_ = 0;
+  bool pointwise_ = false;
+  AlignedFloats packed_, bias_;
+};
+
+}  // namespace
+
+bool conv2d_rows_preferred(const Context& ctx, const KernelPlan& plan, const Conv2dAttrs& a) {
+  const Shape &xs = plan.src_shapes[0], &ws = plan.src_shapes[1], &ys = plan.dst_shapes[0];
+  if (a.channels_last || a.groups != 1 || xs.rank != 4 || ws.rank != 4 || ys.rank != 4 ||
+      !constant_input(plan, 1) || ys.numel() == 0 || ws[1] != xs[1] || ys[2] > kMaxOutputRows)
+    return false;
+  const bool avx512 = ctx.isa == X86Isa::kAvx512;
+  const int64_t batch = xs[0], cout = ws[0], pix = ys[2] * ys[3];
+  int64_t k = 0, column_bytes = 0;
+  if (!checked_mul(ws[1], ws[2] * ws[3], &k) || !checked_mul(k, round16(pix) * 4, &column_bytes) ||
+      column_bytes > kMaxColumnBytes)
+    return false;
+  const int w = vec_width(avx512);
+  // The NCHW form (gemm_conv2d.cpp): output channels as rows on its tile, the pixels as columns, run on
+  // across the images when an image does not fill whole panels.
+  const GemmKernels* g = gemm_kernels_for(avx512, cout, pix, 1, ctx.options.gemm_tile);
+  const int64_t nchw_cols = pix % g->nr != 0 ? computed_columns(batch * pix, g->nr, w) : batch * pix;
+  const double nchw =
+      static_cast<double>((cout + g->mr - 1) / g->mr * g->mr) * static_cast<double>(nchw_cols);
+  // This form: every pixel a row, the output channels as columns.
+  const GemmKernels* t = gemm_kernels_for(avx512, pix, cout, k, ctx.options.gemm_tile);
+  const double rows = static_cast<double>(batch * pix) *
+                      static_cast<double>(computed_columns(cout, t->nr, w)) *
+                      (1.0 + kTransposeMacs / static_cast<double>(k));
+  return rows < kRowsGainNeeded * nchw;
+}
+
+Status create_conv2d_rows(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
+                          std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
+  const Conv2dAttrs* a = nullptr;
+  VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
+  auto k = std::make_unique<GemmConvRowsKernel>(plan, ctx, *a);
+  if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
+  info->workspace_bytes = k->workspace_bytes();
+  if (ctx->options.verbose)
+    std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: pixel-row packed gemm (weight %s, %s)\n",
+                 plan.node->name.c_str(), plan.src_shapes[0].str().c_str(), plan.dst_shapes[0].str().c_str(),
+                 plan.src_shapes[1].str().c_str(), k->tile_name());
+  *kernel = std::move(k);
+  return Status::Ok();
+}
+
+}  // namespace x86
+}  // namespace vitrt

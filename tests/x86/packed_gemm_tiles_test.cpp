@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // Every register tile of the packed GEMM (packed_gemm.h) called directly, whatever tile gemm_kernels_for
-// would pick for a shape, with A in place and packed (gemm_pack_a):
-// C = act(A·Wᵀ + bias) + residual against a double-precision product, on random
-// sizes off the tile (partial row tiles, a partial last panel, K across several K blocks), with column and
-// row biases, every activation and a residual. C sits inside a larger NaN-poisoned buffer: every element of
-// the block must be written and nothing outside it touched. Also the epilogue's vector GELU against erf and
-// tanh over the range where its error is largest.
+// would pick for a shape, with A in place, packed (gemm_pack_a) and column-major with a stride
+// (GemmPanel::a_step, Conv2d's pixel-row form) in row tiles of near-equal height (GemmPanel::even_rows): C =
+// act(A·Wᵀ + bias) + residual against a double-precision product, on random sizes off the tile (partial row
+// tiles, a partial last panel, K across several K blocks), with column and row biases, every activation and a
+// residual. C sits inside a larger NaN-poisoned buffer: every element of the block must be written and
+// nothing outside it touched. Also the epilogue's vector GELU against erf and tanh over the range where its
+// error is largest.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -60,10 +61,14 @@ struct Sizes {
   int64_t m, n, k;
 };
 
+// How the panel reads A: row-major in place, packed by gemm_pack_a, or column-major with a stride.
+enum class AForm { kRowMajor, kPacked, kStrided };
+
 void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_cols, bool bias_rows,
-                bool residual, bool residual_before_act, bool a_packed, std::mt19937& rng) {
+                bool residual, bool residual_before_act, AForm form, std::mt19937& rng) {
+  const bool a_packed = form == AForm::kPacked, a_strided = form == AForm::kStrided;
   CAPTURE(g.name);
-  CAPTURE(a_packed);
+  CAPTURE(static_cast<int>(form));
   CAPTURE(s.m);
   CAPTURE(s.n);
   CAPTURE(s.k);
@@ -86,6 +91,11 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   x86::AlignedFloats a_tiles(static_cast<size_t>(x86::gemm_packed_a_floats(s.m, s.k, g.mr)));
   std::fill(a_tiles.data(), a_tiles.data() + a_tiles.size(), std::nanf(""));
   x86::gemm_pack_a(a.data(), s.k, s.m, s.k, g.mr, a_tiles.data());
+  // A column by column, lda_t floats apart (NaN in the gap past row m): A[i, kk] at kk·lda_t + i.
+  const int64_t lda_t = s.m + 5;
+  std::vector<float> a_t(static_cast<size_t>(std::max<int64_t>(s.k, 1) * lda_t), std::nanf(""));
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t kk = 0; kk < s.k; ++kk) a_t[kk * lda_t + i] = a[i * s.k + kk];
   x86::AlignedFloats bias_pad(static_cast<size_t>(panels * g.nr));
   for (int64_t j = 0; j < panels * g.nr; ++j) bias_pad.data()[j] = j < s.n ? bc[j] : 0.f;
   // C: m × n inside an (m + 2) × (n + 3) buffer, offset by one row and one column.
@@ -93,15 +103,17 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   std::vector<float> cbuf((s.m + 2) * ldc, std::nanf(""));
   float* c = cbuf.data() + ldc + 1;
   // With A packed, rows past the first row tile go in a second call (GemmPanel::a_row0), as Conv2d's row
-  // chunks do.
-  const int64_t split = a_packed && s.m > g.mr ? g.mr : s.m;
+  // chunks do; strided, the rows are cut in two halves (any row count).
+  const int64_t split = a_packed && s.m > g.mr ? g.mr : a_strided && s.m > 1 ? (s.m + 1) / 2 : s.m;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t r0 = 0; r0 < s.m; r0 = r0 == 0 ? split : s.m) {
       const int64_t r1 = r0 == 0 ? split : s.m;
       GemmPanel gp;
-      gp.a = a_packed ? a_tiles.data() : a.data() + r0 * s.k;
-      gp.lda = a_packed ? 0 : s.k;
+      gp.a = a_packed ? a_tiles.data() : a_strided ? a_t.data() + r0 : a.data() + r0 * s.k;
+      gp.lda = a_packed ? 0 : a_strided ? 1 : s.k;
       gp.a_packed = a_packed;
+      gp.a_step = a_strided ? lda_t : 0;
+      gp.even_rows = a_strided;
       gp.a_rows = x86::gemm_packed_a_rows(s.m, g.mr);
       gp.a_row0 = r0;
       gp.m = r1 - r0;
@@ -163,9 +175,9 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
                                 {1, 1, 1},          {17, 64, 192}};
     for (int i = 0; i < 6; ++i) sizes.push_back({dm(rng), dn(rng), dk(rng)});
     for (size_t i = 0; i < sizes.size(); ++i)
-      for (bool a_packed : {false, true}) {
+      for (AForm form : {AForm::kRowMajor, AForm::kPacked, AForm::kStrided}) {
         check_tile(*g, sizes[i], acts[i % std::size(acts)], i % 2 == 0, i % 3 == 1, i % 3 != 2, i % 4 >= 2,
-                   a_packed, rng);
+                   form, rng);
         ++cases;
       }
   }

@@ -142,6 +142,68 @@ Graph lavit_bits() {
   return g;
 }
 
+// The ONNX importer's index and resampling ops (docs/onnx.md): Resize, Trilu, CumSum, TopK, ArgMax,
+// ScatterND, GatherElements and ConvTranspose, so that the fuzzer's mutations of their attributes, index
+// constants and shapes start from a model that runs. image [B,3,8,8] -> [B,4] logits.
+Graph index_ops() {
+  Graph g;
+  uint32_t seed = 71;
+  auto w = [&](const char* name, Shape s) {
+    return g.add_constant(name, s, test::pseudo_random(s.numel(), seed++));
+  };
+  auto act = [&](const char* name) { return g.add_activation(name, Shape()); };
+  auto node = [&](OpType t, OpAttrs a, std::vector<int32_t> in, const char* name) {
+    const int32_t o = act(name);
+    g.add_node(t, a, std::move(in), {o}, name);
+    return o;
+  };
+  const int32_t x = g.add_activation("image", Shape{kDynamicDim, 3, 8, 8});
+  g.inputs = {x};
+  ResizeAttrs rs;
+  rs.mode = ResizeMode::kLinear;
+  rs.sizes = {4, 4};
+  rs.steps = {2.0f, 2.0f};
+  rs.scales = {0.5, 0.5};
+  int32_t h = node(OpType::kResize, rs, {x}, "resize");  // [B,3,4,4]
+  h = node(OpType::kTrilu, TriluAttrs{true, -1}, {h}, "trilu");
+  h = node(OpType::kCumSum, CumSumAttrs{-1, true, false}, {h}, "cumsum");
+  ConvTransposeAttrs ct;
+  ct.stride_h = ct.stride_w = 2;
+  ct.pad_top = ct.pad_left = ct.pad_bottom = ct.pad_right = 1;
+  ct.output_padding_h = ct.output_padding_w = 1;
+  h = node(OpType::kConvTranspose, ct, {h, w("ct.w", Shape{3, 3, 3, 3}), w("ct.b", Shape{3})},
+           "conv_transpose");  // [B,3,8,8]
+  const int32_t top = act("topk"), top_index = act("topk.indices");
+  g.add_node(OpType::kTopK, TopKAttrs{-1, 3, false}, {h}, {top, top_index}, "topk");  // [B,3,8,3] twice
+  const int32_t arg = node(OpType::kArgMax, ArgMaxAttrs{ArgKind::kMin, 2, true, true}, {top}, "argmin");
+  // ScatterND over the channels (axis 0 after the transpose, away from the batch): channels 2 and 0 take
+  // the first two channels of the indices.
+  const int32_t t = node(OpType::kTranspose, TransposeAttrs{{1, 0, 2, 3}}, {top_index}, "channels_first");
+  const int32_t upd = node(OpType::kSlice, SliceAttrs{0, 0, 2}, {t}, "updates");
+  const int32_t sc = node(OpType::kScatterND, ScatterNDAttrs{ScatterReduction::kAdd},
+                          {t, g.add_constant("scatter.indices", Shape{2, 1}, {2, 0}), upd}, "scatter_nd");
+  const int32_t back = node(OpType::kTranspose, TransposeAttrs{{1, 0, 2, 3}}, {sc}, "to_images");
+  // GatherElements of a constant (its output has the indices' shape, without the batch) added to it.
+  const int32_t ge = node(OpType::kGatherElements, GatherElementsAttrs{2},
+                          {w("ge.data", Shape{1, 3, 8, 3}),
+                           g.add_constant("ge.indices", Shape{1, 3, 2, 3},
+                                          {7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0})},
+                          "gather_elements");                                    // [1,3,2,3]
+  const int32_t sl = node(OpType::kSlice, SliceAttrs{2, 0, 2}, {back}, "rows");  // [B,3,2,3]
+  const int32_t sum = node(OpType::kAdd, NoAttrs{}, {sl, ge}, "add");
+  const int32_t mix =
+      node(OpType::kMul, NoAttrs{}, {sum, node(OpType::kSlice, SliceAttrs{2, 0, 1}, {arg}, "arg_row")},
+           "mix");  // [B,3,2,3]
+  const int32_t flat = node(OpType::kReshape, ReshapeAttrs{{0, -1}}, {mix}, "flatten");
+  const int32_t logits =
+      node(OpType::kLinear, LinearAttrs{}, {flat, w("fc.w", Shape{4, 18}), w("fc.b", Shape{4})}, "fc");
+  g.outputs = {logits};
+  finish_metadata(&g, 8);
+  g.metadata.arch = "index_ops";
+  g.metadata.labels = {"a", "b", "c", "d"};
+  return g;
+}
+
 bool write_and_check(const Graph& g0, const std::string& path) {
   Graph g = g0;
   Status st = resolve_activation_shapes(&g);
@@ -171,6 +233,7 @@ int main(int argc, char** argv) {
   bool ok = write_and_check(test::tiny_classifier(), dir + "/tiny_classifier.vitrt");
   ok = write_and_check(zoo(), dir + "/zoo.vitrt") && ok;
   ok = write_and_check(lavit_bits(), dir + "/lavit_bits.vitrt") && ok;
+  ok = write_and_check(index_ops(), dir + "/index_ops.vitrt") && ok;
   convert::ConvertOptions opt;
   opt.arch = "deit";
   opt.heads = "1";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <new>
 
+#include "common/checked_math.h"
 #include "ir/shape_propagation.h"
 #include "onnx/fold_by_reference.h"
 #include "onnx/fold_ops.h"
@@ -94,6 +95,13 @@ Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImpor
                            (rank == 4 && d >= 2 ? " (give --image-size)" : ""));
       }
     }
+    // One image must fit the IR's per-tensor limit: the lowering multiplies an activation's dimensions
+    // unchecked because every activation does.
+    int64_t per_image = 1;
+    for (const SymDim& d : dims)
+      if (d.is_static() && (!checked_mul(per_image, d.c, &per_image) || per_image > kMaxTensorElements))
+        return bad_input("input '" + in.name() + "' of shape " + sym_dims_str(dims) + " holds more than " +
+                         std::to_string(kMaxTensorElements) + " elements per image");
     cx.add_input(in.name(), dims);
   }
   if (real == 0) return unsupported("the model has no computed input (every input is an initializer)");

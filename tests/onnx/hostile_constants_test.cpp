@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Hostile constants at import (docs/onnx.md, "Folding"; docs/limits.md): shapes an ONNX file declares for its
-// constants, and shapes its nodes ask the folding to make, are bounded before anything is allocated or
-// multiplied, including the non-zero dimensions of an empty tensor (no element, but strides and shape
-// products over [0, 2^62, 2^62] overflow). Each is refused naming the initializer or node, in-process (cheap,
-// and under the sanitizer build the overflow itself would stop the test).
+// Hostile constants and shapes at import (docs/onnx.md, "Folding"; docs/limits.md): shapes an ONNX file
+// declares for its input and constants, and shapes its nodes ask the folding to make, are bounded before
+// anything is allocated or multiplied, including the non-zero dimensions of an empty tensor (no element, but
+// strides and shape products over [0, 2^62, 2^62] overflow). Each is refused naming the input, initializer or
+// node, in-process (cheap, and under the sanitizer build the overflow itself would stop the test).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -168,4 +168,14 @@ TEST_CASE(
     }));
     CHECK(c == std::vector<float>{0, 1, 0, 0});
   }
+}
+
+TEST_CASE(
+    "hostile ONNX: an input whose dimensions multiply past 2^32 elements per image is refused by name") {
+  // Before: accepted, and the Reshape lowering multiplied 2^40 · 2^40 (signed overflow).
+  onnx::ModelProto m = test::model_with_input({int64_t{1} << 40, int64_t{1} << 40});
+  onnx::GraphProto* g = m.mutable_graph();
+  *g->add_initializer() = test::int_tensor("to", {2}, {0, -1});
+  add_node(g, "Reshape", {"x", "to"}, {"y"});
+  expect_refused(m, {"input 'x' of shape [B,1099511627776,1099511627776]", "elements per image"});
 }

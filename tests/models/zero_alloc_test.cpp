@@ -88,3 +88,39 @@ TEST_CASE("Session::run allocates nothing on any backend (shipped models)") {
     }
   }
 }
+
+// Row tiles (runtime/row_tile.h) forced onto the DeiT's row-wise chains: 16-row blocks of 17-token images,
+// blocks crossing image boundaries at batches 2 and 3, with inside tensors at one block's rows.
+TEST_CASE("Session::run allocates nothing with row tiles") {
+  const auto model = shipped("fashion_deit");
+  for (const char* backend : {"ref", "cpu"}) {
+    for (int threads : {1, 2}) {
+      CAPTURE(backend);
+      CAPTURE(threads);
+      SessionOptions o;
+      o.backend = backend;
+      o.num_threads = threads;
+      o.max_batch = 3;
+      o.row_tile.min_inside_bytes = 1;
+      o.row_tile.block_bytes = 1;
+      std::unique_ptr<Session> s;
+      Status st = Session::create(model, o, &s);
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      REQUIRE(!s->row_tiles().empty());
+      const Shape in = s->input_shape(3);
+      std::vector<float> x(static_cast<size_t>(in.numel()), 0.25f),
+          y(static_cast<size_t>(s->output_shape(3).numel()));
+      for (int64_t b : {3, 1, 2, 3}) REQUIRE(s->run(x.data(), b, y.data(), y.size()).ok());
+      g_allocations = 0;
+      g_counting = true;
+      for (int r = 0; r < 4; ++r)
+        for (int64_t b : {3, 1, 2}) {
+          st = s->run(x.data(), b, y.data(), y.size());
+          if (!st.ok()) break;
+        }
+      g_counting = false;
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      CHECK(g_allocations.load() == 0);
+    }
+  }
+}

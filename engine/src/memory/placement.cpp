@@ -21,8 +21,8 @@ bool is_graph_io(const Graph& g, int32_t t) {
 // input too; a later in-place write into such a shared block is then allowed only at the block's last read
 // (the life of the root). Fills alias_of and root, and extends each root's lifetime over its sharers.
 void share_storage(const Graph& g, const std::vector<Shape>& shapes,
-                   const std::vector<NodeMemoryTraits>& traits, StepRange tile, std::vector<Lifetime>* life,
-                   MemoryPlan* plan) {
+                   const std::vector<NodeMemoryTraits>& traits, const std::vector<StepRange>& tiles,
+                   std::vector<Lifetime>* life, MemoryPlan* plan) {
   const std::vector<Lifetime> own_life = *life;
   std::vector<int> readers(g.tensors.size(), 0);
   for (const Node& n : g.nodes)
@@ -35,8 +35,11 @@ void share_storage(const Graph& g, const std::vector<Shape>& shapes,
     if (src == kAbsent || g.tensors[src].is_constant || is_graph_io(g, src) || is_graph_io(g, dst)) continue;
     if (!traits[n].is_view && (readers[src] != 1 || (*life)[root[src]].last != static_cast<int>(n))) continue;
     if (tensor_bytes(g.tensors[src], shapes[src]) != tensor_bytes(g.tensors[dst], shapes[dst])) continue;
-    if (static_cast<int>(n) >= tile.first && static_cast<int>(n) <= tile.last &&
-        lives_inside(own_life[src], tile) != lives_inside(own_life[dst], tile))
+    const int step = static_cast<int>(n);
+    if (std::any_of(tiles.begin(), tiles.end(), [&](const StepRange& tile) {
+          return step >= tile.first && step <= tile.last &&
+                 lives_inside(own_life[src], tile) != lives_inside(own_life[dst], tile);
+        }))
       continue;
     root[dst] = root[src];
     plan->alias_of[dst] = src;
@@ -93,8 +96,11 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
   plan.root.resize(nt);
   for (size_t i = 0; i < nt; ++i) plan.root[i] = static_cast<int32_t>(i);
   std::vector<Lifetime> life = compute_lifetimes(g);
-  const StepRange tile = options.batch_tile;
-  if (tile.last >= tile.first) {
+  std::vector<StepRange> tiles;
+  for (const StepRange& tile : options.row_tiles)
+    if (tile.last >= tile.first) tiles.push_back(tile);
+  if (options.batch_tile.last >= options.batch_tile.first) tiles.push_back(options.batch_tile);
+  for (const StepRange& tile : tiles) {
     // The tile's boundary activations (not constants, not the caller's input) live through all of it.
     for (size_t i = 0; i < nt; ++i) {
       Lifetime& l = life[i];
@@ -106,7 +112,7 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
     }
   }
   if (options.allow_inplace && !options.preserve_intermediates)
-    share_storage(g, shapes, traits, tile, &life, &plan);
+    share_storage(g, shapes, traits, tiles, &life, &plan);
 
   plan.placements.resize(nt);
   std::vector<ArenaRequest> requests(nt);  // one block per activation that is its own root

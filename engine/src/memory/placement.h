@@ -32,7 +32,8 @@ struct NodeMemoryTraits {
   bool is_view = false;  // dst[0] is src[0]'s bytes unchanged (Reshape): it may share them with other readers
 };
 
-// Steps [first, last] that the session runs image by image (runtime/batch_tile.h); none when last < first.
+// Steps [first, last] that the session runs image by image (runtime/batch_tile.h) or block of rows by block
+// of rows (runtime/row_tile.h); none when last < first.
 struct StepRange {
   int first = 0;
   int last = -1;
@@ -56,6 +57,10 @@ struct PlacementOptions {
   // steps after image b wrote its slice of them), and no in-place write joins a boundary and an interior
   // tensor (they sit at different slices).
   StepRange batch_tile;
+  // Row tiles (runtime/row_tile.h), the same two rules for each: block k + 1 runs the chain's first steps
+  // after block k wrote its rows of a later crossing tensor, and crossing tensors are seen at the block's row
+  // slice, inside ones at slice 0. The caller passes the inside tensors' shapes at one block's rows.
+  std::vector<StepRange> row_tiles;
 };
 
 struct MemoryPlan {

@@ -81,20 +81,39 @@ Status Session::plan(const SessionOptions& options) {
   PlacementOptions po = placement_options(options, *model_->file);
   // Guard mode checks every step at the full batch, and dumps need every image's intermediates: no tile. The
   // backend says whether a tile pays (Backend::batch_tile: the CPU backends; ref for its exactness tests).
-  if (!options.guard_arena && !options.preserve_intermediates && backend_->batch_tile())
+  // The row tiles follow the same rules (the same hook: a GPU gains nothing from either).
+  if (!options.guard_arena && !options.preserve_intermediates && backend_->batch_tile()) {
     batch_tile_ = choose_batch_tile(graph_, max_shapes_, options.max_batch,
                                     batch_tile_limits_from_env(options.batch_tile), backend_->alignment());
+    row_tiles_ =
+        choose_row_tiles(graph_, max_shapes_, options.max_batch, row_tile_limits_from_env(options.row_tile),
+                         backend_->alignment(), batch_tile_);
+  }
   po.batch_tile = batch_tile_;
   const std::vector<Lifetime> life = compute_lifetimes(graph_);
   tile_inside_.assign(graph_.tensors.size(), 0);
-  for (size_t i = 0; i < life.size(); ++i)
-    tile_inside_[i] = !graph_.tensors[i].is_constant && lives_inside(life[i], batch_tile_);
-  MemoryPlan placement = plan_memory(graph_, max_shapes_, traits, po);
+  row_inside_.assign(graph_.tensors.size(), 0);
+  for (size_t i = 0; i < life.size(); ++i) {
+    if (graph_.tensors[i].is_constant) continue;
+    tile_inside_[i] = lives_inside(life[i], batch_tile_);
+    for (const RowTile& tile : row_tiles_) row_inside_[i] |= lives_inside(life[i], tile.steps);
+  }
+  for (const RowTile& tile : row_tiles_) po.row_tiles.push_back(tile.steps);
+  MemoryPlan placement = plan_memory(graph_, placement_shapes(), traits, po);
   VITRT_RETURN_IF_ERROR(check_memory_limit(placement, workspace_bytes, options));
   VITRT_RETURN_IF_ERROR(allocate_arenas(placement, workspace_bytes));
   if (options.guard_arena) init_guard(placement, po.padding);
   point_at_storage(std::move(placement));
   return bind_batch(options.max_batch);
+}
+
+std::vector<Shape> Session::placement_shapes() const {
+  std::vector<Shape> shapes = max_shapes_;
+  for (const RowTile& tile : row_tiles_)
+    for (int s = tile.steps.first; s <= tile.steps.last; ++s)
+      for (int32_t t : graph_.nodes[s].outputs)
+        if (row_inside_[t]) shapes[t] = row_block_shape(max_shapes_[t], tile.block_rows);
+  return shapes;
 }
 
 Status Session::make_backend(const SessionOptions& options) {
@@ -238,13 +257,25 @@ Status Session::bind_batch(int64_t batch) {
   const Graph& g = graph_;
   VITRT_RETURN_IF_ERROR(propagate_shapes(g, batch, shapes_.data()));
   for (size_t i = 0; i < shapes_.size(); ++i) {
-    if (placements_[i].arena == ArenaKind::kActivations &&
+    // A row tile's inside tensors hold one block of rows (run_row_tile), whatever the batch.
+    if (placements_[i].arena == ArenaKind::kActivations && !row_inside_[i] &&
         tensor_bytes(g.tensors[i], shapes_[i]) > placements_[i].bytes)
       return runtime_error("tensor '" + g.tensors[i].name + "' needs more memory at batch " +
                            std::to_string(batch) + " than planned at batch " +
                            std::to_string(options_.max_batch));
     refs_[i].shape = shapes_[i];
   }
+  // Every activation of a row tile has the same rows at batch 1 and at the maximum (choose_row_tiles); a
+  // graph whose rows are not linear in the batch would break that between them.
+  for (const RowTile& tile : row_tiles_)
+    for (int s = tile.steps.first; s <= tile.steps.last; ++s)
+      for (const std::vector<int32_t>* tensors : {&g.nodes[s].inputs, &g.nodes[s].outputs})
+        for (int32_t t : *tensors)
+          if (t != kAbsent && !g.tensors[t].is_constant &&
+              shapes_[t].numel() / shapes_[t].dim(-1) != row_count(tile))
+            return runtime_error(describe_node(g.nodes[s], s) + ": tensor '" + g.tensors[t].name + "' " +
+                                 shapes_[t].str() + " has other rows than its row tile at batch " +
+                                 std::to_string(batch));
   if (options_.guard_arena) {
     std::vector<uint64_t> bytes(shapes_.size());
     for (size_t i = 0; i < shapes_.size(); ++i) bytes[i] = tensor_bytes(g.tensors[i], shapes_[i]);
@@ -309,7 +340,17 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
     VITRT_RETURN_IF_ERROR(run_batch_tile(batch, &args));
     s = static_cast<size_t>(batch_tile_.last) + 1;
   }
+  size_t next_row_tile = 0;  // row tiles never overlap the batch tile (choose_row_tiles)
   for (; s < steps_.size(); ++s) {
+    while (next_row_tile < row_tiles_.size() &&
+           static_cast<size_t>(row_tiles_[next_row_tile].steps.first) < s)
+      ++next_row_tile;
+    if (next_row_tile < row_tiles_.size() &&
+        static_cast<size_t>(row_tiles_[next_row_tile].steps.first) == s) {
+      VITRT_RETURN_IF_ERROR(run_row_tile(row_tiles_[next_row_tile], &args));
+      s = static_cast<size_t>(row_tiles_[next_row_tile].steps.last);
+      continue;
+    }
     Step& step = steps_[s];
     args.num_src = step.num_src;
     for (int i = 0; i < step.num_src; ++i)
@@ -361,6 +402,48 @@ Status Session::run_batch_tile(int64_t batch, KernelArgs* args) {
       args->num_dst = step.num_dst;
       for (int o = 0; o < step.num_dst; ++o) {
         image_ref(step.dst[o], b, &dst[o]);
+        args->dst[o] = &dst[o];
+      }
+      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *args));
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t Session::row_count(const RowTile& tile) const {
+  const Shape& shape = shapes_[graph_.nodes[tile.steps.first].outputs[0]];
+  return shape.numel() / shape.dim(-1);
+}
+
+// Block [r0, r0 + n) of rows: crossing activations seen at their rows r0.. (the slice keeps the alignment:
+// choose_row_tiles), inside ones at row 0 (every block reuses the first block's bytes, which the placement
+// sized to one block), constants whole.
+Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
+  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
+  const int64_t rows = row_count(tile);
+  auto block_ref = [&](int32_t t, int64_t r0, int64_t n, TensorRef* r) {
+    *r = refs_[t];
+    if (graph_.tensors[t].is_constant) return;
+    r->shape = row_block_shape(shapes_[t], n);
+    const uint64_t row_bytes =
+        static_cast<uint64_t>(shapes_[t].dim(-1)) * dtype_size(graph_.tensors[t].dtype);
+    if (r->data && !row_inside_[t])
+      r->data = static_cast<uint8_t*>(r->data) + static_cast<uint64_t>(r0) * row_bytes;
+  };
+  for (int64_t r0 = 0; r0 < rows; r0 += tile.block_rows) {
+    const int64_t n = std::min(tile.block_rows, rows - r0);
+    for (int s = tile.steps.first; s <= tile.steps.last; ++s) {
+      const Step& step = steps_[s];
+      args->num_src = step.num_src;
+      for (int i = 0; i < step.num_src; ++i) {
+        args->src[i] = nullptr;
+        if (step.src[i] == kAbsent) continue;
+        block_ref(step.src[i], r0, n, &src[i]);
+        args->src[i] = &src[i];
+      }
+      args->num_dst = step.num_dst;
+      for (int o = 0; o < step.num_dst; ++o) {
+        block_ref(step.dst[o], r0, n, &dst[o]);
         args->dst[o] = &dst[o];
       }
       VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *args));

@@ -18,6 +18,7 @@
 #include "memory/placement.h"
 #include "planner/pass_manager.h"
 #include "runtime/batch_tile.h"
+#include "runtime/row_tile.h"
 
 namespace vitrt {
 
@@ -36,6 +37,9 @@ struct SessionOptions {
   // Which leading steps run image by image at batch > 1 (runtime/batch_tile.h); VITRT_BATCH_TILE_KIB, when
   // set and these are the defaults, replaces min_image_bytes (0: no tile).
   BatchTileLimits batch_tile;
+  // Which row-wise step chains run block of rows by block of rows (runtime/row_tile.h); VITRT_ROW_TILE_KIB
+  // (0: none) and VITRT_ROW_BLOCK_KIB, when set and these are the defaults, replace the two limits.
+  RowTileLimits row_tile;
   // Tests: a guard zone after every activation block and a fingerprint of every tensor, checked around every
   // step (memory/arena_guard.h); run() then fails naming the step that wrote where it must not. Slow.
   bool guard_arena = false;
@@ -88,6 +92,8 @@ class Session {
   void reset_profile();
   // The steps run image by image at batch > 1 (none: last < first).
   const StepRange& batch_tile() const { return batch_tile_; }
+  // The step chains run block of rows by block of rows, in step order (at every batch).
+  const std::vector<RowTile>& row_tiles() const { return row_tiles_; }
   // After run: the data and shape of any tensor still in memory (all of them with preserve_intermediates).
   const float* tensor_data(int32_t index) const;
   const Shape& tensor_shape(int32_t index) const { return shapes_[index]; }
@@ -117,6 +123,12 @@ class Session {
   Status bind_batch(int64_t batch);
   // Steps batch_tile_ once per image of a `batch` > 1 (runtime/batch_tile.h).
   Status run_batch_tile(int64_t batch, KernelArgs* args);
+  // Row tile `tile`'s steps once per block of rows (runtime/row_tile.h).
+  Status run_row_tile(const RowTile& tile, KernelArgs* args);
+  // The rows (element count / last dim) of every activation of `tile` at the bound batch.
+  int64_t row_count(const RowTile& tile) const;
+  // The shapes placement plans: each row tile's inside tensors at one block's rows.
+  std::vector<Shape> placement_shapes() const;
   // Step s's kernel on `args`, timed with options_.profile.
   Status run_step(size_t s, const KernelArgs& args);
 
@@ -141,6 +153,8 @@ class Session {
   int64_t profiled_runs_ = 0;
   StepRange batch_tile_;             // none (last < first) unless the plan chose one
   std::vector<int8_t> tile_inside_;  // per tensor: 1 for the tile's interior activations (lives_inside)
+  std::vector<RowTile> row_tiles_;
+  std::vector<int8_t> row_inside_;  // per tensor: 1 for the activations living inside a row tile
 };
 
 }  // namespace vitrt

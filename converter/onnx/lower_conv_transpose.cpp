@@ -84,22 +84,32 @@ Status lower_conv_transpose(ImportContext& cx, int, const NodeProto& n) {
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (auto_pad == "VALID") pads.assign(2 * spatial, 0);
   if (!out_shape.empty() || same) {
-    // Every operand is below 2^31 (checked above, and the sizes are tensor dimensions), so the int64
-    // arithmetic cannot overflow.
+    // Strides, dilations and output padding are below 2^31, but a length (up to 2^32) times a stride plus
+    // a kernel span times a dilation can pass 2^63: the full length is computed checked.
     std::vector<int64_t> resolved(2 * spatial);
     for (size_t d = 0; d < spatial; ++d) {
       const int64_t in = dims[2 + d].c;
-      const int64_t target = out_shape.empty() ? in * strides[d] : out_shape[d];
+      int64_t target = 0, full = 0, span = 0;
+      if (out_shape.empty() && !checked_mul(in, strides[d], &target))
+        return cx.bad_node(
+            n, "the SAME output length along spatial axis " + std::to_string(d) + " overflows int64");
+      if (!out_shape.empty()) target = out_shape[d];
       if (target < 1)
         return cx.bad_node(n, "output_shape " + int_dims_str(out_shape) + " holds a size below 1");
-      const int64_t total = strides[d] * (in - 1) + out_pad[d] + (kernel[d] - 1) * dil[d] + 1 - target;
+      if (!checked_mul(strides[d], in - 1, &full) || !checked_mul(kernel[d] - 1, dil[d], &span) ||
+          !checked_add(full, span, &full) || !checked_add(full, out_pad[d] + 1, &full))
+        return cx.bad_node(n, "the full transposed convolution's length along spatial axis " +
+                                  std::to_string(d) + " (input " + sym_dims_str(dims) +
+                                  ") overflows int64: strides " + int_dims_str(strides) + ", dilations " +
+                                  int_dims_str(dil) + ", output_padding " + int_dims_str(out_pad));
+      const int64_t total = full - target;  // both in [1, 2^63)
       const int64_t half = floor_half(total);
       resolved[d] = auto_pad == "SAME_UPPER" ? half : total - half;
       resolved[d + spatial] = total - resolved[d];
       if (resolved[d] < 0)
         return cx.unsupported_node(
             n, "output_shape " + int_dims_str(out_shape.empty() ? std::vector<int64_t>{target} : out_shape) +
-                   " is larger than the full transposed convolution (" + std::to_string(target + total) +
+                   " is larger than the full transposed convolution (" + std::to_string(full) +
                    " along spatial axis " + std::to_string(d) +
                    "): ONNX's formula then puts zeros before the output, which the IR cannot express");
       if (resolved[d + spatial] < 0) {  // zeros after the output: output_padding
@@ -110,6 +120,10 @@ Status lower_conv_transpose(ImportContext& cx, int, const NodeProto& n) {
     pads = resolved;
     for (size_t d = 0; d < spatial; ++d)
       if (out_pad[d] > INT32_MAX) return cx.bad_node(n, "output_shape is too large");
+    for (int64_t p : pads)
+      if (p > INT32_MAX)
+        return cx.bad_node(n, "output_shape " + int_dims_str(out_shape) + " needs pads " +
+                                  int_dims_str(pads) + ", beyond 2^31");
   }
   ConvTransposeAttrs a;
   auto narrow = [](int64_t v) { return static_cast<int32_t>(v); };  // all checked to be < 2^31 above

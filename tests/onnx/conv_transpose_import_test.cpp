@@ -324,6 +324,26 @@ TEST_CASE("ConvTranspose attributes that do not fit are refused naming the node"
        [](onnx::NodeProto* n) { set_string(n, "auto_pad", "SAME"); },
        StatusCode::kBadInput,
        "unknown auto_pad 'SAME'"},
+      {"a full length past int64 (2^32 positions, strides and dilations 2^31 - 1)",
+       {1, int64_t{1} << 32},
+       {1, 1, 4},
+       [](onnx::NodeProto* n) {
+         set_ints(n, "strides", {INT32_MAX});
+         set_ints(n, "dilations", {INT32_MAX});
+         set_ints(n, "output_padding", {INT32_MAX});
+         set_ints(n, "output_shape", {1});
+       },
+       StatusCode::kBadInput,
+       "length along spatial axis 0 (input [B,1,4294967296]) overflows int64"},
+      {"output_shape needing pads past 2^31",
+       {4, 5, 5},
+       {4, 3, 3, 3},
+       [](onnx::NodeProto* n) {
+         set_ints(n, "strides", {INT32_MAX, 1});
+         set_ints(n, "output_shape", {1, 7});
+       },
+       StatusCode::kBadInput,
+       "output_shape [1,7] needs pads [4294967295,0,4294967295,0], beyond 2^31"},
       {"3-D",
        {4, 3, 5, 5},
        {4, 3, 3, 3, 3},

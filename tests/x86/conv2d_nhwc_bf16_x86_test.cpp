@@ -11,8 +11,10 @@
 //    max|x| · max|w| (each operand off by at most 2^-8 relative, K roundings adding up like a random walk),
 //    times 1.2 for the activation's slope.
 // The output must also differ from the fp32 kernel's (the bf16 kernel ran), and a Conv2d the bf16 kernel
-// declines (a fused residual, fewer than 128 input channels, NCHW, a non-constant weight, groups > 1) must
-// give the fp32 kernel's output bit for bit.
+// declines (a fused residual, fewer than 128 input channels on overlapping or padded or dilated patches,
+// NCHW, a non-constant weight, groups > 1) must give the fp32 kernel's output bit for bit. Non-overlapping
+// patches (kernel = stride, no padding, no dilation: a ViT patch embedding, a PVT spatial reduction) run bf16
+// at any input width.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -75,9 +77,9 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
     return;
   }
   std::mt19937 rng(4242);
-  // At least 128 input channels (fewer stay fp32: gemm_conv2d_bf16.cpp); odd channel counts (odd K: a
-  // half-empty last pair; patch segments that start mid-pair). Fields: b, h, w, cin, cout, kh, kw, stride
-  // h/w, pad h/w, dilation h/w.
+  // At least 128 input channels (fewer stay fp32 unless the patches do not overlap: gemm_conv2d_bf16.cpp);
+  // odd channel counts (odd K: a half-empty last pair; patch segments that start mid-pair). Fields: b, h, w,
+  // cin, cout, kh, kw, stride h/w, pad h/w, dilation h/w.
   const ConvShape shapes[] = {
       {2, 9, 11, 131, 19, 3, 3, 2, 2, 1, 1, 1, 1, Activation::kGeluErf, true},  // a patch embedding
       {1, 14, 14, 320, 20, 2, 2, 2, 2, 0, 0, 1, 1, Activation::kNone, false},   // a spatial reduction
@@ -89,7 +91,13 @@ TEST_CASE("x86 channels-last Conv2d in bf16: within bf16's rounding of the conv 
       // h and w differ in stride, pad and dilation (an h attribute used for w, or w for h, is caught): a
       // dilated row kernel, and a 3x2 kernel whose rows lie inside the image (the contiguous-row copy).
       {2, 7, 9, 129, 13, 1, 3, 2, 1, 1, 0, 1, 2, Activation::kNone, true},
-      {1, 9, 12, 128, 10, 3, 2, 1, 3, 0, 2, 2, 1, Activation::kRelu, false}};
+      {1, 9, 12, 128, 10, 3, 2, 1, 3, 0, 2, 2, 1, Activation::kRelu, false},
+      // Non-overlapping patches on few channels: a ViT patch embedding (3 channels, 16x16 / 16), a LaViT
+      // first-stage spatial reduction (64 channels, 8x8 / 8), an odd width with a 3x2 / (3, 2) kernel on
+      // an image its patches do not tile (the last rows and columns are left out).
+      {2, 32, 48, 3, 24, 16, 16, 16, 16, 0, 0, 1, 1, Activation::kNone, true},
+      {1, 16, 24, 64, 33, 8, 8, 8, 8, 0, 0, 1, 1, Activation::kGeluErf, false},
+      {3, 10, 11, 5, 7, 3, 2, 3, 2, 0, 0, 1, 1, Activation::kRelu, true}};
   double worst_exact = 0, worst_bf16 = 0;
   for (const ConvShape& s : shapes) {
     const std::string name =
@@ -186,12 +194,27 @@ TEST_CASE("x86 Conv2d in bf16 where the bf16 kernel declines it: the fp32 output
   a.channels_last = true;
   auto fp32 = make_backend(false);
   auto be = make_backend(true);
-  for (int64_t cin : {3, 127}) {  // fewer than 128 input channels: declined
+  for (int64_t cin : {3, 127}) {  // fewer than 128 input channels, overlapping patches: declined
     CAPTURE(cin);
     const std::vector<HostTensor> in = {random_tensor(Shape{2, 6, 5, cin}, rng),
                                         random_tensor(Shape{7, cin, 3, 3}, rng, 0.2f),
                                         random_tensor(Shape{7}, rng)};
     CHECK(run_conv(*be, a, in, 2, "few").data == run_conv(*fp32, a, in, 2, "few").data);
+  }
+  {  // kernel = stride on few channels, but padded or dilated (patches that reach past the image or skip
+     // pixels): declined
+    const std::vector<HostTensor> in = {random_tensor(Shape{2, 8, 9, 3}, rng),
+                                        random_tensor(Shape{7, 3, 2, 2}, rng, 0.2f),
+                                        random_tensor(Shape{7}, rng)};
+    Conv2dAttrs p = a;
+    p.stride_h = p.stride_w = 2;
+    p.pad_h = 1;
+    p.pad_w = 0;
+    CHECK(run_conv(*be, p, in, 2, "padded patches").data == run_conv(*fp32, p, in, 2, "padded patches").data);
+    p.pad_h = 0;
+    p.dilation_w = 2;
+    CHECK(run_conv(*be, p, in, 2, "dilated patches").data ==
+          run_conv(*fp32, p, in, 2, "dilated patches").data);
   }
   const std::vector<HostTensor> in = {random_tensor(Shape{2, 6, 5, 128}, rng),
                                       random_tensor(Shape{7, 128, 3, 3}, rng, 0.05f),

@@ -5,11 +5,11 @@
 // planner's channels_last_conv pass makes channels-last) on the AVX512-BF16 packed GEMM (packed_gemm_bf16.h).
 // The fp32 form is gemm_conv2d_nhwc.cpp's: every output pixel is one GEMM row, its patch the kh·kw·Cin input
 // values under the kernel in (ky, kx, c) order (zero outside the image), the weight reordered to
-// [Cout][kh][kw][Cin], on at least kMinChannels input channels. Here the weight is rounded into bf16 pair
-// panels at plan time, and each task gathers a chunk of patch rows, one row at a time into an fp32 row in L1
-// that is then rounded into pairs (vcvtne2ps2bf16), and multiplies the chunk against every panel while it is
-// in L2; bias and activation in fp32, in registers. Everything else (NCHW convs, grouped and depthwise ones,
-// a fused residual) takes the fp32 kernels (create_conv2d_any_layout).
+// [Cout][kh][kw][Cin], on at least kMinChannels input channels or on non-overlapping patches. Here the weight
+// is rounded into bf16 pair panels at plan time, and each task gathers a chunk of patch rows, one row at a
+// time into an fp32 row in L1 that is then rounded into pairs (vcvtne2ps2bf16), and multiplies the chunk
+// against every panel while it is in L2; bias and activation in fp32, in registers. Everything else (NCHW
+// convs, grouped and depthwise ones, a fused residual) takes the fp32 kernels (create_conv2d_any_layout).
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -33,6 +33,16 @@ constexpr int64_t kChunkBytes = 256 << 10;  // the patch pairs one task gathers 
 // past the 2e-2 bound; with 64 channels and up 1.97%, 128 and up 1.63% (1.56% with every conv fp32).
 // LaViT-Tiny's: 1.20% with every conv bf16.
 constexpr int64_t kMinChannels = 128;
+
+// A conv on non-overlapping patches (kernel = stride, no padding, no dilation) is a Linear on the patches:
+// each input value enters one patch row once, as a Linear's input does, and the Linears run bf16 at every
+// width. It runs bf16 whatever its input channels: the ViT / DeiT patch embedding (3 channels, 16×16 / 16)
+// and PVT v2 / LaViT's first-stage spatial reductions (64 channels, 8×8 / 8). The stems and the 64-channel
+// convs above are overlapping (3×3 stride 2, 7×7 stride 4).
+bool non_overlapping_patches(const Conv2dAttrs& a, const Shape& ws) {
+  return a.stride_h == ws[2] && a.stride_w == ws[3] && a.pad_h == 0 && a.pad_w == 0 && a.dilation_h == 1 &&
+         a.dilation_w == 1;
+}
 
 class GemmConvNhwcBf16Kernel final : public ref::RefKernel {
  public:
@@ -138,7 +148,8 @@ Status create_conv2d_any_precision(const std::shared_ptr<Context>& ctx, const Ke
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   const Shape& xs = plan.src_shapes[0];
   const bool residual = plan.num_src > 3 && plan.src_shapes[3].rank > 0;
-  if (!dense_channels_last_conv(plan, *a) || residual || xs[3] < kMinChannels)
+  if (!dense_channels_last_conv(plan, *a) || residual ||
+      (xs[3] < kMinChannels && !non_overlapping_patches(*a, plan.src_shapes[1])))
     return create_conv2d_any_layout(ctx, plan, kernel, info);  // fp32 (or the reference, which reports it)
   auto k = std::make_unique<GemmConvNhwcBf16Kernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");

@@ -101,7 +101,8 @@ class X86Backend final : public Backend {
   std::string precision_report() const override {
     if (ctx_->bf16)
       return "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's "
-             "products, ConvMlp's fc1 and fc2, channels-last Conv2d on 128 or more channels, SOFT's K1·W and "
+             "products, ConvMlp's fc1 and fc2, channels-last Conv2d on 128 or more channels or on "
+             "non-overlapping patches, SOFT's K1·W and "
              "LaViT's reused scores Ψ·T on AVX512-BF16 "
              "(bf16 "
              "operands, fp32 sums); "

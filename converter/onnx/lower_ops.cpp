@@ -218,6 +218,11 @@ Status lower_conv(ImportContext& cx, int, const NodeProto& n) {
   if (!ks.empty() && (ks.size() != 2 || ks[0] != w->shape[2] || ks[1] != w->shape[3]))
     return cx.bad_node(
         n, "kernel_shape " + int_dims_str(ks) + " differs from the weight " + int_dims_str(w->shape));
+  // Before SAME's arithmetic divides by the strides and multiplies by the dilations.
+  for (int64_t v : {strides[0], strides[1], dil[0], dil[1]})
+    if (v < 1 || v > INT32_MAX)
+      return cx.bad_node(n, "strides " + int_dims_str(strides) + " and dilations " + int_dims_str(dil) +
+                                " must be in [1, 2^31)");
   const std::string auto_pad = cx.attr_string(n, "auto_pad", "NOTSET");
   if (auto_pad == "VALID") {
     pads = {0, 0, 0, 0};
@@ -225,9 +230,15 @@ Status lower_conv(ImportContext& cx, int, const NodeProto& n) {
     for (int d = 0; d < 2; ++d) {
       const SymDim size = x->dims[2 + d];
       if (!size.is_static()) return cx.unsupported_node(n, "auto_pad SAME over a batch-dependent axis");
+      // size and the kernel are at most 2^32, strides and dilations below 2^31: only the span can come
+      // near 2^63.
       const int64_t out = (size.c + strides[d] - 1) / strides[d];
-      const int64_t total =
-          std::max<int64_t>((out - 1) * strides[d] + (w->shape[2 + d] - 1) * dil[d] + 1 - size.c, 0);
+      int64_t span = 0, total = 0;
+      if (!checked_mul(w->shape[2 + d] - 1, dil[d], &span) ||
+          !checked_add((out - 1) * strides[d] + 1 - size.c, span, &total))
+        return cx.bad_node(n, "the SAME padding of kernel " + int_dims_str(w->shape) + " with dilations " +
+                                  int_dims_str(dil) + " overflows int64");
+      total = std::max<int64_t>(total, 0);
       pads[d] = total / 2;
       pads[d + 2] = total - total / 2;
       if (auto_pad == "SAME_LOWER") std::swap(pads[d], pads[d + 2]);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Hostile constants and shapes at import (docs/onnx.md, "Folding"; docs/limits.md): shapes an ONNX file
-// declares for its input and constants, and shapes its nodes ask the folding to make, are bounded before
-// anything is allocated or multiplied, including the non-zero dimensions of an empty tensor (no element, but
-// strides and shape products over [0, 2^62, 2^62] overflow). Each is refused naming the input, initializer or
-// node, in-process (cheap, and under the sanitizer build the overflow itself would stop the test).
+// Hostile constants, shapes and attributes at import (docs/onnx.md, "Folding"; docs/limits.md): shapes an
+// ONNX file declares for its input and constants, and shapes its nodes ask the folding to make, are bounded
+// before anything is allocated or multiplied, including the non-zero dimensions of an empty tensor (no
+// element, but strides and shape products over [0, 2^62, 2^62] overflow); attributes are checked before the
+// arithmetic that divides or multiplies by them. Each is refused naming the input, initializer or node,
+// in-process (cheap, and under the sanitizer build the overflow itself would stop the test).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -178,4 +179,25 @@ TEST_CASE(
   *g->add_initializer() = test::int_tensor("to", {2}, {0, -1});
   add_node(g, "Reshape", {"x", "to"}, {"y"});
   expect_refused(m, {"input 'x' of shape [B,1099511627776,1099511627776]", "elements per image"});
+}
+
+TEST_CASE("hostile ONNX: Conv strides and dilations are checked before auto_pad SAME divides by them") {
+  // Before: strides 0 with SAME_UPPER divided by zero (SIGFPE: vitrt-convert died without a message).
+  const struct {
+    std::vector<int64_t> strides, dilations;
+  } cases[] = {{{0, 0}, {1, 1}}, {{1, -2}, {1, 1}}, {{1, 1}, {0, 1}}, {{1, 1}, {1, int64_t{1} << 40}}};
+  for (const auto& c : cases) {
+    onnx::ModelProto m = test::model_with_input({3, 8, 8});
+    onnx::GraphProto* g = m.mutable_graph();
+    *g->add_initializer() = test::float_tensor("w", {2, 3, 3, 3}, std::vector<float>(54, 0.5f));
+    auto* conv = add_node(g, "Conv", {"x", "w"}, {"y"});
+    test::set_ints(conv, "strides", c.strides);
+    test::set_ints(conv, "dilations", c.dilations);
+    auto* pad = conv->add_attribute();
+    pad->set_name("auto_pad");
+    pad->set_type(onnx::AttributeProto::STRING);
+    pad->set_s("SAME_UPPER");
+    CAPTURE(c.strides[0]);
+    expect_refused(m, {"Conv", "must be in [1, 2^31)"});
+  }
 }

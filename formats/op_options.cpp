@@ -552,7 +552,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       a.exclude_outside = o->exclude_outside();
       a.sizes = copy_int64_vector(*o->sizes());
       a.steps.assign(o->steps()->begin(), o->steps()->end());
-      a.scales.assign(o->scales()->begin(), o->scales()->end());
+      a.scales = copy_double_vector(*o->scales());
       *out = std::move(a);
       break;
     }

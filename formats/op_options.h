@@ -32,5 +32,11 @@ inline std::vector<int64_t> copy_int64_vector(const flatbuffers::Vector<int64_t>
   if (!out.empty()) std::memcpy(out.data(), v.Data(), out.size() * sizeof(int64_t));
   return out;
 }
+// The same for a `[double]` vector (ResizeOptions.scales).
+inline std::vector<double> copy_double_vector(const flatbuffers::Vector<double>& v) {
+  std::vector<double> out(v.size());
+  if (!out.empty()) std::memcpy(out.data(), v.Data(), out.size() * sizeof(double));
+  return out;
+}
 
 }  // namespace vitrt

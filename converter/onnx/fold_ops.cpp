@@ -744,6 +744,12 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
   OnnxValue out;
   VITRT_RETURN_IF_ERROR(fold(cx, n, in, &out));
   if (n.output_size() < 1) return cx.bad_node(n, "has no output");
+  // As initializers (onnx_tensor.cpp): an IR shape holds at most kMaxRank dimensions, and a constant of more
+  // would reach the graph with a shape that cannot say what its values are.
+  if (out.shape.size() > static_cast<size_t>(kMaxRank))
+    return cx.unsupported_node(n, "folding it makes a constant of rank " + std::to_string(out.shape.size()) +
+                                      " " + int_dims_str(out.shape) + " (at most " +
+                                      std::to_string(kMaxRank) + ")");
   cx.set(n.output(0), std::move(out));
   *folded = true;
   return Status::Ok();

@@ -201,3 +201,16 @@ TEST_CASE("hostile ONNX: Conv strides and dilations are checked before auto_pad 
     expect_refused(m, {"Conv", "must be in [1, 2^31)"});
   }
 }
+
+TEST_CASE(
+    "hostile ONNX: a folded constant of rank over 8 is refused, not stored with a shape that drops it") {
+  // Before: an Unsqueeze to rank 9 folded, and the IR constant got an empty (scalar) shape holding 2 values,
+  // so x + c silently added c[0] everywhere.
+  onnx::ModelProto m = test::model_with_input({1, 2, 2});
+  onnx::GraphProto* g = m.mutable_graph();
+  *g->add_initializer() = test::float_tensor("c", {2}, {1.0f, 2.0f});
+  *g->add_initializer() = test::int_tensor("axes", {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  add_node(g, "Unsqueeze", {"c", "axes"}, {"c9"});
+  add_node(g, "Add", {"x", "c9"}, {"y"});
+  expect_refused(m, {"Unsqueeze", "a constant of rank 9 [1,1,1,1,1,1,1,1,2] (at most 8)"});
+}

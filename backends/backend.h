@@ -66,6 +66,9 @@ struct KernelInfo {
   bool may_inplace = false;    // dst[0] may share memory with src[0] (elementwise ops)
   // dst[0] is src[0]'s bytes unchanged (Reshape): it may share them even while others read src[0].
   bool is_view = false;
+  // run() may be called from several threads at once, each call with num_threads 1, its own operands and its
+  // own workspace: the session then runs a row tile's blocks on the threads (docs/architecture.md §6.2).
+  bool reentrant = false;
   int reserved_flags = 0;  // reserved for future capabilities
 };
 
@@ -113,6 +116,11 @@ class Backend {
   // docs/architecture.md §6.1): worth it where a kernel's tensors then stay in the CPU's caches; a device
   // backend would only launch more kernels.
   virtual bool batch_tile() const { return false; }
+  // Calls fn(ctx, t) for every t in [0, threads) on up to `threads` threads of the backend's pool and returns
+  // when every call has (a row tile's blocks, docs/architecture.md §6.2). Without a pool: in turn, here.
+  virtual void run_parallel(int threads, void (*fn)(void* ctx, int t), void* ctx) const {
+    for (int t = 0; t < threads; ++t) fn(ctx, t);
+  }
 };
 
 // The portable reference CPU backend: obviously correct, single-threaded; the oracle for all others.

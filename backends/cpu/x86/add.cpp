@@ -107,6 +107,7 @@ Status create_binary(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   *kernel = std::make_unique<BinaryKernel>(plan, ctx,
                                            plan.node->type == OpType::kMul ? BinaryOp::kMul : BinaryOp::kAdd);
   info->may_inplace = plan.src_shapes[0] == plan.dst_shapes[0];
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

@@ -48,6 +48,7 @@ Status create_gelu(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
     return Status::Ok();  // the reference reports it
   *kernel = std::make_unique<GeluKernel>(plan, ctx, a->approximation == GeluApproximation::kTanh);
   info->may_inplace = true;
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

@@ -49,6 +49,13 @@ class GemmLinearKernel final : public ref::RefKernel {
     }
     packed_ = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n_, kp_, gemm_->nr)));
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(n_, gemm_->nr) * gemm_->nr));
+    // A constant bias is padded to whole panels once; a computed one at every run (then the kernel is not
+    // reentrant: concurrent runs would share bias_).
+    const Tensor* b = plan.num_src > 2 ? plan.src_tensors[2] : nullptr;
+    has_bias_ = b != nullptr;
+    constant_bias_ = b && b->is_constant && b->constant.data &&
+                     b->constant.size == static_cast<size_t>(n_) * sizeof(float);
+    if (bias_ && constant_bias_) std::copy(b->f32(), b->f32() + n_, bias_.data());
     if (!packed_) return;
     if (bf16_)
       gemm_bf16_pack_transposed(w, n_, k_, gemm_->nr, packed_.data());
@@ -56,6 +63,7 @@ class GemmLinearKernel final : public ref::RefKernel {
       gemm_pack_transposed(w, n_, k_, gemm_->nr, packed_.data());
   }
   bool ok() const { return packed_ && bias_; }
+  bool reentrant() const { return constant_bias_ || !has_bias_; }
   const char* gemm_name() const { return gemm_->name; }
   // bf16: per planned thread, one row chunk of x in pairs (at most chunk_tiles(planned rows) row tiles).
   int64_t thread_floats() const {
@@ -80,7 +88,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     const int64_t per_thread = thread_floats();
     if (bf16) VITRT_RETURN_IF_ERROR(check_workspace(args, per_thread * threads));
     float* pairs = static_cast<float*>(args.workspace);
-    if (bias) std::copy(bias, bias + n_, bias_.data());  // zero-padded to whole panels
+    if (bias && !constant_bias_) std::copy(bias, bias + n_, bias_.data());  // zero-padded to whole panels
     const int nr = gemm_->nr, mr = gemm_->mr;
     const int64_t panels = gemm_panels(n_, nr);
     // Tasks are (row chunk, panel). Each thread reads all of one operand and its share of the other, so when
@@ -151,6 +159,7 @@ class GemmLinearKernel final : public ref::RefKernel {
   int64_t kp_ = 0;  // the packed K: k_, or its bf16 pairs
   int64_t planned_rows_ = 0;
   bool bf16_ = false;
+  bool has_bias_ = false, constant_bias_ = false;
 
   // Row tiles of a chunk of A that stays in L2 while the panels pass (at least one, at most all).
   int64_t chunk_tiles(int64_t row_tiles) const {
@@ -179,6 +188,7 @@ Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
                  plan.src_shapes[0].str().c_str(), static_cast<long long>(ws[0]),
                  static_cast<long long>(ws[1]), k->gemm_name());
   info->workspace_bytes = k->workspace_bytes();
+  info->reentrant = k->reentrant();
   *kernel = std::move(k);
   return Status::Ok();
 }

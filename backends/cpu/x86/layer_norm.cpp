@@ -48,6 +48,7 @@ Status create_layer_norm(const std::shared_ptr<Context>& ctx, const KernelPlan& 
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!(a->eps >= 0.0f)) return Status::Ok();  // the reference reports it
   *kernel = std::make_unique<LayerNormKernel>(plan, ctx, a->eps);
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

@@ -92,13 +92,11 @@ bool size_tile(const Graph& g, const std::vector<Shape>& max_shapes, const std::
         if (std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
         seen.push_back(t);
         const uint64_t row_bytes = tensor_bytes(g.tensors[t], max_shapes[t]) / static_cast<uint64_t>(rows);
-        if (lives_inside(life[t], range)) {
-          inside_row_bytes += row_bytes;  // shapes passed inference: bounded far below 2^63
-        } else {
-          // Block b's slice of a crossing tensor starts at b x block rows x row_bytes: keep it aligned.
-          const uint64_t need = alignment / std::gcd(row_bytes % alignment, alignment);
-          unit = std::lcm(unit, need);
-        }
+        // shapes passed inference: bounded far below 2^63
+        if (lives_inside(life[t], range)) inside_row_bytes += row_bytes;
+        // Block b's slice of a crossing tensor starts at b x block rows x row_bytes, an inside tensor's slot
+        // for thread t at t x block rows x row_bytes: keep both aligned.
+        unit = std::lcm(unit, alignment / std::gcd(row_bytes % alignment, alignment));
       }
   uint64_t inside_bytes = 0;
   if (inside_row_bytes == 0 || (checked_mul(inside_row_bytes, static_cast<uint64_t>(rows), &inside_bytes) &&

@@ -18,11 +18,8 @@ namespace vitrt {
 
 struct RowTileLimits {
   // A chain is tiled only when its inside tensors (produced and last read inside it) hold more than this many
-  // bytes at the planned row count: below that they stay in the cache anyway. Off by default
-  // (docs/architecture.md §6.2: with the kernels threading each block, the many small parallel calls cost
-  // more than the cache saves at 2 threads on a loaded machine); VITRT_ROW_TILE_KIB=4096 is the suggested
-  // threshold for trying it.
-  uint64_t min_inside_bytes = UINT64_MAX;
+  // bytes at the planned row count: below that they stay in the cache anyway.
+  uint64_t min_inside_bytes = 4ull << 20;
   // Rows per block: as many as keep one block of every inside tensor within this many bytes (rounded down to
   // a multiple of 16 rows and of what keeps every slice aligned; at least that multiple).
   uint64_t block_bytes = 768ull << 10;
@@ -32,6 +29,9 @@ struct RowTileLimits {
 struct RowTile {
   StepRange steps;
   int64_t block_rows = 0;
+  // Blocks run at once, one per thread, each with its own slot of the inside tensors (the session sets it:
+  // its thread count where every step's kernel is reentrant, else 1 and the kernels thread each block).
+  int slots = 1;
 };
 
 // `limits` with min_inside_bytes from VITRT_ROW_TILE_KIB (0: no row tile) and block_bytes from
@@ -46,7 +46,8 @@ RowTileLimits row_tile_limits_from_env(RowTileLimits limits);
 // have rank >= 2 and the same row count (element count / last dim) at batch 1 and at max_batch; it is kept
 // when it has two steps or more, its inside tensors exceed limits.min_inside_bytes, and a block is fewer rows
 // than the whole. Block rows are a multiple of 16 and of what keeps every crossing tensor's row slice at a
-// multiple of `alignment` bytes (block b's slice starts at b x block rows x row bytes).
+// multiple of `alignment` bytes (block b's slice starts at b x block rows x row bytes; so do the inside
+// tensors' per-thread slots).
 std::vector<RowTile> choose_row_tiles(const Graph& graph, const std::vector<Shape>& max_shapes,
                                       int64_t max_batch, const RowTileLimits& limits, uint64_t alignment,
                                       StepRange exclude);

@@ -99,6 +99,7 @@ Status Session::plan(const SessionOptions& options) {
     for (const RowTile& tile : row_tiles_) row_inside_[i] |= lives_inside(life[i], tile.steps);
   }
   for (const RowTile& tile : row_tiles_) po.row_tiles.push_back(tile.steps);
+  workspace_bytes = assign_row_slots(options, workspace_bytes);
   MemoryPlan placement = plan_memory(graph_, placement_shapes(), traits, po);
   VITRT_RETURN_IF_ERROR(check_memory_limit(placement, workspace_bytes, options));
   VITRT_RETURN_IF_ERROR(allocate_arenas(placement, workspace_bytes));
@@ -112,8 +113,30 @@ std::vector<Shape> Session::placement_shapes() const {
   for (const RowTile& tile : row_tiles_)
     for (int s = tile.steps.first; s <= tile.steps.last; ++s)
       for (int32_t t : graph_.nodes[s].outputs)
-        if (row_inside_[t]) shapes[t] = row_block_shape(max_shapes_[t], tile.block_rows);
+        if (row_inside_[t]) shapes[t] = row_block_shape(max_shapes_[t], tile.block_rows * tile.slots);
   return shapes;
+}
+
+// One parallel call per tile instead of one per kernel per block: where every kernel of a tile is reentrant,
+// each thread runs its share of the blocks at one thread, in its own slot of the inside tensors (in its own
+// core's L2) and of the workspace.
+uint64_t Session::assign_row_slots(const SessionOptions& options, uint64_t workspace_bytes) {
+  uint64_t slot_bytes = 0;
+  for (RowTile& tile : row_tiles_) {
+    bool reentrant = options.num_threads > 1;
+    uint64_t ws = 0;
+    for (int s = tile.steps.first; s <= tile.steps.last; ++s) {
+      reentrant = reentrant && steps_[s].reentrant;
+      ws = std::max(ws, steps_[s].workspace_bytes);
+    }
+    if (!reentrant) continue;
+    tile.slots = options.num_threads;
+    slot_bytes = std::max(slot_bytes, ws);
+  }
+  slot_workspace_bytes_ = (slot_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  slot_status_.assign(static_cast<size_t>(options.num_threads), Status::Ok());
+  // num_threads <= 1024 and a kernel's workspace is far below 2^53: no overflow.
+  return std::max(workspace_bytes, slot_workspace_bytes_ * static_cast<uint64_t>(options.num_threads));
 }
 
 Status Session::make_backend(const SessionOptions& options) {
@@ -178,6 +201,8 @@ Status Session::create_kernels(const SessionOptions& options, std::vector<NodeMe
     if (!st.ok()) return st.with_context(describe_node(node, n));
     if (!step.kernel) return runtime_error(describe_node(node, n) + ": backend returned no kernel");
     *workspace_bytes = std::max<uint64_t>(*workspace_bytes, info.workspace_bytes);
+    step.workspace_bytes = info.workspace_bytes;
+    step.reentrant = info.reentrant;
     (*traits)[n].may_inplace = info.may_inplace;
     (*traits)[n].is_view = info.is_view;
     steps_.push_back(std::move(step));
@@ -368,8 +393,8 @@ Status Session::run(const float* input, int64_t batch, float* output, size_t out
   return Status::Ok();
 }
 
-Status Session::run_step(size_t s, const KernelArgs& args) {
-  const bool profile = options_.profile;
+Status Session::run_step(size_t s, const KernelArgs& args, bool timed) {
+  const bool profile = options_.profile && timed;
   const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   Status st = steps_[s].kernel->run(args);
   if (!st.ok()) return st.with_context(describe_node(graph_.nodes[s], s));
@@ -416,10 +441,12 @@ int64_t Session::row_count(const RowTile& tile) const {
 }
 
 // Block [r0, r0 + n) of rows: crossing activations seen at their rows r0.. (the slice keeps the alignment:
-// choose_row_tiles), inside ones at row 0 (every block reuses the first block's bytes, which the placement
-// sized to one block), constants whole.
-Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
+// choose_row_tiles), inside ones at the slot's rows (every block of a thread reuses its slot's bytes, which
+// the placement sized to slots x one block), constants whole.
+Status Session::run_row_blocks(const RowTile& tile, int64_t first, int64_t end, int slot,
+                               const KernelArgs& args) {
   TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
+  KernelArgs a = args;
   const int64_t rows = row_count(tile);
   auto block_ref = [&](int32_t t, int64_t r0, int64_t n, TensorRef* r) {
     *r = refs_[t];
@@ -427,28 +454,59 @@ Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
     r->shape = row_block_shape(shapes_[t], n);
     const uint64_t row_bytes =
         static_cast<uint64_t>(shapes_[t].dim(-1)) * dtype_size(graph_.tensors[t].dtype);
-    if (r->data && !row_inside_[t])
-      r->data = static_cast<uint8_t*>(r->data) + static_cast<uint64_t>(r0) * row_bytes;
+    const int64_t row = row_inside_[t] ? slot * tile.block_rows : r0;
+    if (r->data) r->data = static_cast<uint8_t*>(r->data) + static_cast<uint64_t>(row) * row_bytes;
   };
-  for (int64_t r0 = 0; r0 < rows; r0 += tile.block_rows) {
-    const int64_t n = std::min(tile.block_rows, rows - r0);
+  for (int64_t b = first; b < end; ++b) {
+    const int64_t r0 = b * tile.block_rows, n = std::min(tile.block_rows, rows - r0);
     for (int s = tile.steps.first; s <= tile.steps.last; ++s) {
       const Step& step = steps_[s];
-      args->num_src = step.num_src;
+      a.num_src = step.num_src;
       for (int i = 0; i < step.num_src; ++i) {
-        args->src[i] = nullptr;
+        a.src[i] = nullptr;
         if (step.src[i] == kAbsent) continue;
         block_ref(step.src[i], r0, n, &src[i]);
-        args->src[i] = &src[i];
+        a.src[i] = &src[i];
       }
-      args->num_dst = step.num_dst;
+      a.num_dst = step.num_dst;
       for (int o = 0; o < step.num_dst; ++o) {
         block_ref(step.dst[o], r0, n, &dst[o]);
-        args->dst[o] = &dst[o];
+        a.dst[o] = &dst[o];
       }
-      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *args));
+      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), a, slot == 0));
     }
   }
+  return Status::Ok();
+}
+
+Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
+  const int64_t blocks = (row_count(tile) + tile.block_rows - 1) / tile.block_rows;
+  if (tile.slots <= 1) return run_row_blocks(tile, 0, blocks, 0, *args);
+  struct Job {
+    Session* session;
+    const RowTile* tile;
+    const KernelArgs* args;
+    int64_t blocks;
+  } job{this, &tile, args, blocks};
+  // Thread t: blocks [t x blocks / slots, (t + 1) x blocks / slots), its kernels at one thread, with its own
+  // workspace.
+  backend_->run_parallel(
+      tile.slots,
+      [](void* p, int t) {
+        const Job& j = *static_cast<const Job*>(p);
+        Session& self = *j.session;
+        const int slots = j.tile->slots;
+        KernelArgs a = *j.args;
+        a.num_threads = 1;
+        a.workspace =
+            static_cast<uint8_t*>(a.workspace) + static_cast<uint64_t>(t) * self.slot_workspace_bytes_;
+        a.workspace_bytes = self.slot_workspace_bytes_;
+        self.slot_status_[t] =
+            self.run_row_blocks(*j.tile, j.blocks * t / slots, j.blocks * (t + 1) / slots, t, a);
+      },
+      &job);
+  for (int t = 0; t < tile.slots; ++t)
+    if (!slot_status_[t].ok()) return slot_status_[t];
   return Status::Ok();
 }
 

@@ -105,6 +105,8 @@ class Session {
     int num_src = 0;
     int32_t dst[kMaxOpOutputs];
     int num_dst = 0;
+    uint64_t workspace_bytes = 0;  // KernelInfo's
+    bool reentrant = false;        // KernelInfo's
   };
 
   Session() = default;
@@ -123,14 +125,19 @@ class Session {
   Status bind_batch(int64_t batch);
   // Steps batch_tile_ once per image of a `batch` > 1 (runtime/batch_tile.h).
   Status run_batch_tile(int64_t batch, KernelArgs* args);
-  // Row tile `tile`'s steps once per block of rows (runtime/row_tile.h).
+  // Row tile `tile`'s steps once per block of rows (runtime/row_tile.h), its blocks on tile.slots threads.
   Status run_row_tile(const RowTile& tile, KernelArgs* args);
+  // Blocks [first, end) of `tile` in turn, with the inside tensors' slot `slot`.
+  Status run_row_blocks(const RowTile& tile, int64_t first, int64_t end, int slot, const KernelArgs& args);
+  // Sets each row tile's slots and the per-thread workspace; returns the workspace the session needs.
+  uint64_t assign_row_slots(const SessionOptions& options, uint64_t workspace_bytes);
   // The rows (element count / last dim) of every activation of `tile` at the bound batch.
   int64_t row_count(const RowTile& tile) const;
   // The shapes placement plans: each row tile's inside tensors at one block's rows.
   std::vector<Shape> placement_shapes() const;
-  // Step s's kernel on `args`, timed with options_.profile.
-  Status run_step(size_t s, const KernelArgs& args);
+  // Step s's kernel on `args`, timed with options_.profile and `timed` (a row tile's other threads are not:
+  // the first one's time is the step's share of the tile's wall time).
+  Status run_step(size_t s, const KernelArgs& args, bool timed = true);
 
   std::shared_ptr<const Model> model_;
   Graph graph_;
@@ -154,7 +161,9 @@ class Session {
   StepRange batch_tile_;             // none (last < first) unless the plan chose one
   std::vector<int8_t> tile_inside_;  // per tensor: 1 for the tile's interior activations (lives_inside)
   std::vector<RowTile> row_tiles_;
-  std::vector<int8_t> row_inside_;  // per tensor: 1 for the activations living inside a row tile
+  std::vector<int8_t> row_inside_;     // per tensor: 1 for the activations living inside a row tile
+  uint64_t slot_workspace_bytes_ = 0;  // each row-tile thread's share of the workspace
+  std::vector<Status> slot_status_;    // each row-tile thread's result
 };
 
 }  // namespace vitrt

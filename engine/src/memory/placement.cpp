@@ -99,6 +99,13 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
   std::vector<StepRange> tiles;
   for (const StepRange& tile : options.row_tiles)
     if (tile.last >= tile.first) tiles.push_back(tile);
+  // A row tile's inside tensors live through all of it: each thread has its own slot of every inside tensor
+  // (slot t at t x one block's bytes), and a block reused by inside tensors of other row sizes would put one
+  // thread's slot of the one over another thread's slot of the other.
+  for (const StepRange& tile : tiles)
+    for (size_t i = 0; i < nt; ++i)
+      if (!g.tensors[i].is_constant && life[i].last >= 0 && lives_inside(life[i], tile))
+        life[i] = {tile.first, tile.last};
   if (options.batch_tile.last >= options.batch_tile.first) tiles.push_back(options.batch_tile);
   for (const StepRange& tile : tiles) {
     // The tile's boundary activations (not constants, not the caller's input) live through all of it.

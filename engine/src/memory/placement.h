@@ -59,7 +59,8 @@ struct PlacementOptions {
   StepRange batch_tile;
   // Row tiles (runtime/row_tile.h), the same two rules for each: block k + 1 runs the chain's first steps
   // after block k wrote its rows of a later crossing tensor, and crossing tensors are seen at the block's row
-  // slice, inside ones at slice 0. The caller passes the inside tensors' shapes at one block's rows.
+  // slice, inside ones at slice 0. The caller passes the inside tensors' shapes at one block's rows per
+  // thread; they live through the whole tile (each thread's slots of them must not overlap another's).
   std::vector<StepRange> row_tiles;
 };
 

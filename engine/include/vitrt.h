@@ -45,8 +45,8 @@ extern "C" {
 
 /* Version of this header's API; bumped on any change to it (see the README's changelog). Version 3 appended
  * model info, the plan report, .npy arrays, input limits, exit codes and four session options; version 4 the
- * session precision (fp32 | bf16) and the plan report's precision. */
-#define VITRT_API_VERSION 5
+ * session precision (fp32 | bf16) and the plan report's precision; version 6 the plan report's tiles. */
+#define VITRT_API_VERSION 6
 
 /* The most dimensions a model tensor has (the dims arrays of the info structs below). */
 #define VITRT_MAX_RANK 8
@@ -259,8 +259,22 @@ typedef struct vitrt_plan_info {
   /* API version 4: what the session computes in: "fp32", or "bf16: " and which ops; "fp32: " and why when
    * bf16 was asked for but cannot run here. */
   const char* precision;
+  int32_t num_tiles; /* API version 6: step ranges run in tiles (vitrt_session_get_tile) */
 } vitrt_plan_info_t;
 VITRT_API vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan_info_t* info);
+
+/* API version 6: steps first..last run in tiles (docs/architecture.md §6.1, §6.2): the batch tile ("batch",
+ * image by image at batch > 1) first if there is one, then the row tiles ("rows", block of rows by block of
+ * rows at every batch) in step order. */
+typedef struct vitrt_tile_info {
+  size_t struct_size;
+  const char* kind; /* "batch" or "rows" */
+  int32_t first_step, last_step;
+  int64_t block;   /* images (1) or rows per block */
+  int32_t threads; /* blocks run at once: 1, or the session's threads (each its own block, kernels at 1) */
+} vitrt_tile_info_t;
+VITRT_API vitrt_status_t vitrt_session_get_tile(const vitrt_session_t* session, int32_t index,
+                                                vitrt_tile_info_t* info);
 
 typedef struct vitrt_pass_info {
   size_t struct_size;

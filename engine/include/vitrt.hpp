@@ -273,6 +273,13 @@ struct PlanInfo {
   int64_t profiled_runs = 0;
   std::string precision;  // what runs: "fp32", "bf16: <which ops>", or "fp32: <why not bf16>"
 };
+// A step range run in tiles (vitrt_tile_info_t).
+struct TileInfo {
+  std::string kind;  // "batch" or "rows"
+  int32_t first_step = 0, last_step = -1;
+  int64_t block = 0;  // images or rows per block
+  int32_t threads = 1;
+};
 struct PassInfo {
   std::string name;
   bool ran = false, modified = false;
@@ -373,6 +380,18 @@ class Session {
       auto p = detail::info_struct<vitrt_pass_info_t>();
       detail::check(vitrt_session_get_pass(session_, i, &p));
       out.push_back({detail::str(p.name), p.ran != 0, p.modified != 0, p.ops_after});
+    }
+    return out;
+  }
+  // The batch tile and the row tiles (API version 6).
+  std::vector<TileInfo> tiles() const {
+    auto c = detail::info_struct<vitrt_plan_info_t>();
+    detail::check(vitrt_session_get_plan(session_, &c));
+    std::vector<TileInfo> out;
+    for (int32_t i = 0; i < c.num_tiles; ++i) {
+      auto t = detail::info_struct<vitrt_tile_info_t>();
+      detail::check(vitrt_session_get_tile(session_, i, &t));
+      out.push_back({detail::str(t.kind), t.first_step, t.last_step, t.block, t.threads});
     }
     return out;
   }

@@ -418,7 +418,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s MODEL INPUT.npy IMAGE WORK_DIR\n", argv[0]);
     return 2;
   }
-  EXPECT(VITRT_API_VERSION == 5, "API version");
+  EXPECT(VITRT_API_VERSION == 6, "API version");
   test_exit_codes_and_limits();
   vitrt_model_t* model = NULL;
   if (vitrt_model_load(argv[1], &model) != VITRT_OK) {

@@ -227,4 +227,18 @@ void Progress::finish() {
   if (total_ >= 16 && tty_) std::fprintf(stderr, "\n");
 }
 
+void print_tiles(const api::Session& session) {
+  const std::vector<api::TileInfo> tiles = session.tiles();
+  if (tiles.empty()) return;
+  std::printf("tiles:\n");
+  for (const api::TileInfo& t : tiles) {
+    if (t.kind == "batch")
+      std::printf("  steps %d..%d: image by image at batch > 1\n", t.first_step, t.last_step);
+    else
+      std::printf("  steps %d..%d: %lld rows per block%s\n", t.first_step, t.last_step,
+                  static_cast<long long>(t.block),
+                  t.threads > 1 ? (", " + std::to_string(t.threads) + " blocks at once").c_str() : "");
+  }
+}
+
 }  // namespace vitrt::cli

@@ -74,6 +74,10 @@ void collect_images(const std::vector<std::string>& args, std::vector<std::strin
 // The input limits, for the subcommands' --help.
 std::string input_limits_help();
 
+// One line per tile of the session's plan (docs/architecture.md §6.1, §6.2): which steps run image by image
+// or block of rows by block of rows, and how many per block. Nothing when there is none.
+void print_tiles(const api::Session& session);
+
 // Writes a progress bar on stderr when it is a terminal, or a line every 10% otherwise.
 class Progress {
  public:

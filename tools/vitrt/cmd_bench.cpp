@@ -53,6 +53,7 @@ void print_profile(const api::Session& s, int batch, int threads, int top) {
   for (const auto& t : types)
     std::printf("| %s | %d | %.3f | %.1f%% |\n", t.second.c_str(), by_type[t.second].second, t.first,
                 total > 0 ? 100.0 * t.first / total : 0.0);
+  print_tiles(s);
   std::printf("slowest steps:\n");
   for (size_t k = 0; k < steps.size() && k < static_cast<size_t>(top); ++k) {
     const api::StepInfo& n = steps_info[steps[k].second];

@@ -131,6 +131,8 @@ int run_inspect(const Options& o) {
                   static_cast<unsigned long long>(t.bytes), live.c_str());
     }
   }
+  std::printf("\n");
+  print_tiles(*session);
   std::printf("\n  weights      %s (mapped from the file, zero-copy)\n",
               format_bytes(plan.weight_bytes).c_str());
   std::printf("  activations  %s peak; liveness lower bound %s (%.3fx)\n",

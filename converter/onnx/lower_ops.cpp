@@ -94,7 +94,9 @@ int bias_add(ImportContext& cx, const std::string& out_name, int64_t n_out, cons
   const int c = cx.single_consumer(out_name);
   if (c < 0) return -1;
   const NodeProto& add = cx.onnx_graph().node(c);
-  if (add.op_type() != "Add" || add.input_size() != 2) return -1;
+  // Its output becomes the Linear's: an Add without one (a hostile file) is lowered, and refused, on its own.
+  if (add.op_type() != "Add" || add.input_size() != 2 || add.output_size() != 1 || add.output(0).empty())
+    return -1;
   const std::string& other = add.input(0) == out_name ? add.input(1) : add.input(0);
   if (other == out_name) return -1;
   const OnnxValue* b = cx.find(other);

@@ -214,3 +214,16 @@ TEST_CASE(
   add_node(g, "Add", {"x", "c9"}, {"y"});
   expect_refused(m, {"Unsqueeze", "a constant of rank 9 [1,1,1,1,1,1,1,1,2] (at most 8)"});
 }
+
+TEST_CASE("hostile ONNX: a MatMul's bias Add without an output is not fused into the Linear") {
+  // Before: the fusion named the Linear's output after the Add's missing output(0) (a null protobuf access,
+  // found by the onnx fuzz target in a DeiT export whose qkv bias Add lost its output).
+  onnx::ModelProto m = test::model_with_input({4});
+  onnx::GraphProto* g = m.mutable_graph();
+  *g->add_initializer() = test::float_tensor("w", {4, 3}, std::vector<float>(12, 0.25f));
+  *g->add_initializer() = test::float_tensor("b", {3}, {1.0f, 2.0f, 3.0f});
+  add_node(g, "MatMul", {"x", "w"}, {"mm"});
+  add_node(g, "Add", {"b", "mm"}, {"unused"})->clear_output();
+  add_node(g, "Relu", {"x"}, {"y"});
+  expect_refused(m, {"(Add, opset 17): has no output"});
+}

@@ -178,6 +178,15 @@ TEST_CASE("row tile chooser: each block's row-wise chain, cut at steps that mix 
     // At 64 KiB a block would need 2048 rows, more than the 60 there are.
     CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, small_limits(), 65536, StepRange{}).empty());
   }
+  SUBCASE("chains whose weights exceed max_weight_bytes are left alone") {
+    RowTileLimits l = small_limits();
+    // Each chain's constants: proj, norm, fc1, fc2 (weights and biases) and the layer scale.
+    const uint64_t weights = 4 * (k.c * k.c + k.c + 2 * k.c + 2 * (k.c * k.hidden) + k.hidden + k.c + k.c);
+    l.max_weight_bytes = weights;
+    CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, l, 64, StepRange{}).size() == 2);
+    l.max_weight_bytes = weights - 1;
+    CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, l, 64, StepRange{}).empty());
+  }
   SUBCASE("the batch tile's steps are excluded") {
     const StepRange first_block{0, node_named(g, "blocks.1.to_channels")};
     const std::vector<RowTile> t = choose_row_tiles(g, shapes_at(g, 3), 3, small_limits(), 64, first_block);

@@ -85,10 +85,15 @@ bool size_tile(const Graph& g, const std::vector<Shape>& max_shapes, const std::
   if (range.last <= range.first) return false;  // one step: nothing stays in the cache between steps
   std::vector<int32_t> seen;
   uint64_t inside_row_bytes = 0, unit = 16;  // 16 rows: whole row tiles of the packed GEMM
+  uint64_t weight_bytes = 0;
   for (int s = range.first; s <= range.last; ++s)
     for (const std::vector<int32_t>* tensors : {&g.nodes[s].inputs, &g.nodes[s].outputs})
       for (int32_t t : *tensors) {
-        if (t == kAbsent || g.tensors[t].is_constant) continue;
+        if (t == kAbsent) continue;
+        if (g.tensors[t].is_constant) {
+          weight_bytes += g.tensors[t].constant.size;  // mapped sizes: far below 2^63 together
+          continue;
+        }
         if (std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
         seen.push_back(t);
         const uint64_t row_bytes = tensor_bytes(g.tensors[t], max_shapes[t]) / static_cast<uint64_t>(rows);
@@ -99,6 +104,7 @@ bool size_tile(const Graph& g, const std::vector<Shape>& max_shapes, const std::
         unit = std::lcm(unit, alignment / std::gcd(row_bytes % alignment, alignment));
       }
   uint64_t inside_bytes = 0;
+  if (weight_bytes > limits.max_weight_bytes) return false;
   if (inside_row_bytes == 0 || (checked_mul(inside_row_bytes, static_cast<uint64_t>(rows), &inside_bytes) &&
                                 inside_bytes <= limits.min_inside_bytes))
     return false;
@@ -114,7 +120,8 @@ bool size_tile(const Graph& g, const std::vector<Shape>& max_shapes, const std::
 
 RowTileLimits row_tile_limits_from_env(RowTileLimits limits) {
   const RowTileLimits defaults;
-  if (limits.min_inside_bytes != defaults.min_inside_bytes || limits.block_bytes != defaults.block_bytes)
+  if (limits.min_inside_bytes != defaults.min_inside_bytes || limits.block_bytes != defaults.block_bytes ||
+      limits.max_weight_bytes != defaults.max_weight_bytes)
     return limits;
   auto read = [](const char* name, bool zero_ok, uint64_t* kib) {
     const char* env = std::getenv(name);

@@ -69,6 +69,9 @@ struct KernelInfo {
   // run() may be called from several threads at once, each call with num_threads 1, its own operands and its
   // own workspace: the session then runs a row tile's blocks on the threads (docs/architecture.md §6.2).
   bool reentrant = false;
+  // run() takes only the planned row count or whole batch items (oneDNN's Linear, whose primitives are built
+  // for those): the session keeps the kernel out of row tiles, whose blocks have any row count.
+  bool fixed_rows = false;
   int reserved_flags = 0;  // reserved for future capabilities
 };
 

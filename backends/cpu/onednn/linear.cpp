@@ -182,6 +182,7 @@ Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
     return Status::Ok();  // oneDNN has no implementation: reference
   }
   info->workspace_bytes = bytes;
+  info->fixed_rows = true;  // primitives for the planned rows and one item's rows only
   *kernel = std::move(k);
   return Status::Ok();
 }

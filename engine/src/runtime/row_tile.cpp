@@ -44,7 +44,7 @@ int64_t row_wise_rows(const Graph& g, const Node& n, const std::vector<Shape>& s
       if (!(absent(1) || constant(1)) || !(absent(2) || constant(2))) return -1;
       break;
     case OpType::kLinear:  // a constant weight and bias; the residual is an activation row-aligned with dst
-      if (constant(0) || !constant(1) || !(absent(2) || constant(2))) return -1;
+      if (constant(0) || !constant(1) || !(absent(2) || constant(2)) || constant(3)) return -1;
       break;
     case OpType::kGelu:
     case OpType::kRelu:
@@ -123,19 +123,21 @@ RowTileLimits row_tile_limits_from_env(RowTileLimits limits) {
   if (limits.min_inside_bytes != defaults.min_inside_bytes || limits.block_bytes != defaults.block_bytes ||
       limits.max_weight_bytes != defaults.max_weight_bytes)
     return limits;
-  auto read = [](const char* name, bool zero_ok, uint64_t* kib) {
+  // One warning per variable, once per process.
+  static std::atomic<bool> warned_tile{false}, warned_block{false};
+  auto read = [](const char* name, bool zero_ok, std::atomic<bool>* warned, uint64_t* kib) {
     const char* env = std::getenv(name);
     if (!env) return false;
     if (parse_batch_tile_kib(env, kib) && (zero_ok || *kib > 0)) return true;
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true))
+    if (!warned->exchange(true))
       std::fprintf(stderr, "vitrt: %s='%s' ignored (expected KiB as decimal digits, %d..%llu)\n", name, env,
                    zero_ok ? 0 : 1, static_cast<unsigned long long>(kMaxBatchTileKib));
     return false;
   };
   uint64_t kib = 0;
-  if (read("VITRT_ROW_TILE_KIB", true, &kib)) limits.min_inside_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
-  if (read("VITRT_ROW_BLOCK_KIB", false, &kib)) limits.block_bytes = kib * 1024;
+  if (read("VITRT_ROW_TILE_KIB", true, &warned_tile, &kib))
+    limits.min_inside_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
+  if (read("VITRT_ROW_BLOCK_KIB", false, &warned_block, &kib)) limits.block_bytes = kib * 1024;
   return limits;
 }
 

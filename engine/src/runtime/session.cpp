@@ -88,6 +88,14 @@ Status Session::plan(const SessionOptions& options) {
     row_tiles_ =
         choose_row_tiles(graph_, max_shapes_, options.max_batch, row_tile_limits_from_env(options.row_tile),
                          backend_->alignment(), batch_tile_);
+    // A kernel that takes only its planned rows keeps its chain untiled.
+    row_tiles_.erase(std::remove_if(row_tiles_.begin(), row_tiles_.end(),
+                                    [&](const RowTile& tile) {
+                                      for (int s = tile.steps.first; s <= tile.steps.last; ++s)
+                                        if (steps_[s].fixed_rows) return true;
+                                      return false;
+                                    }),
+                     row_tiles_.end());
   }
   po.batch_tile = batch_tile_;
   const std::vector<Lifetime> life = compute_lifetimes(graph_);
@@ -130,7 +138,14 @@ uint64_t Session::assign_row_slots(const SessionOptions& options, uint64_t works
       ws = std::max(ws, steps_[s].workspace_bytes);
     }
     if (!reentrant) continue;
-    tile.slots = options.num_threads;
+    // No more slots than blocks at the maximum batch: a slot beyond them would only grow the arena.
+    const Shape& shape = max_shapes_[graph_.nodes[tile.steps.first].outputs[0]];
+    const int64_t blocks = (shape.numel() / shape.dim(-1) + tile.block_rows - 1) / tile.block_rows;
+    tile.slots = static_cast<int>(std::min<int64_t>(options.num_threads, blocks));
+    if (tile.slots <= 1) {
+      tile.slots = 1;
+      continue;
+    }
     slot_bytes = std::max(slot_bytes, ws);
   }
   slot_workspace_bytes_ = (slot_bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -203,6 +218,7 @@ Status Session::create_kernels(const SessionOptions& options, std::vector<NodeMe
     *workspace_bytes = std::max<uint64_t>(*workspace_bytes, info.workspace_bytes);
     step.workspace_bytes = info.workspace_bytes;
     step.reentrant = info.reentrant;
+    step.fixed_rows = info.fixed_rows;
     (*traits)[n].may_inplace = info.may_inplace;
     (*traits)[n].is_view = info.is_view;
     steps_.push_back(std::move(step));
@@ -481,21 +497,24 @@ Status Session::run_row_blocks(const RowTile& tile, int64_t first, int64_t end, 
 
 Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
   const int64_t blocks = (row_count(tile) + tile.block_rows - 1) / tile.block_rows;
-  if (tile.slots <= 1) return run_row_blocks(tile, 0, blocks, 0, *args);
+  // At a batch below the maximum there may be fewer blocks than slots: then fewer threads, each with a block.
+  const int slots = static_cast<int>(std::min<int64_t>(tile.slots, blocks));
+  if (slots <= 1) return run_row_blocks(tile, 0, blocks, 0, *args);
   struct Job {
     Session* session;
     const RowTile* tile;
     const KernelArgs* args;
     int64_t blocks;
-  } job{this, &tile, args, blocks};
+    int slots;
+  } job{this, &tile, args, blocks, slots};
   // Thread t: blocks [t x blocks / slots, (t + 1) x blocks / slots), its kernels at one thread, with its own
   // workspace.
   backend_->run_parallel(
-      tile.slots,
+      slots,
       [](void* p, int t) {
         const Job& j = *static_cast<const Job*>(p);
         Session& self = *j.session;
-        const int slots = j.tile->slots;
+        const int slots = j.slots;
         KernelArgs a = *j.args;
         a.num_threads = 1;
         a.workspace =
@@ -505,7 +524,7 @@ Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
             self.run_row_blocks(*j.tile, j.blocks * t / slots, j.blocks * (t + 1) / slots, t, a);
       },
       &job);
-  for (int t = 0; t < tile.slots; ++t)
+  for (int t = 0; t < slots; ++t)
     if (!slot_status_[t].ok()) return slot_status_[t];
   return Status::Ok();
 }

@@ -107,6 +107,7 @@ class Session {
     int num_dst = 0;
     uint64_t workspace_bytes = 0;  // KernelInfo's
     bool reentrant = false;        // KernelInfo's
+    bool fixed_rows = false;       // KernelInfo's
   };
 
   Session() = default;

@@ -176,8 +176,8 @@ TEST_CASE("cpu Conv2d with the pixels as the GEMM's rows (7², 14², odd maps) m
     check(2, 160, 7, 7, 64, 1, 1, 0, 1, residual);
     check(1, 70, 7, 7, 48, 3, 1, 1, 1, residual);  // K = 630: four K blocks
     check(1, 40, 11, 5, 64, 3, 1, 1, 1, residual);
-    check(1, 40, 9, 9, 64, 3, 1, 2, 2, residual);  // dilated
-    check(1, 200, 7, 7, 40, 3, 1, 1, 1, residual);  // Cout 40: a partial last panel at AVX-512 too
+    check(1, 40, 9, 9, 64, 3, 1, 2, 2, residual);    // dilated
+    check(1, 200, 7, 7, 40, 3, 1, 1, 1, residual);   // Cout 40: a partial last panel at AVX-512 too
     check(2, 512, 3, 3, 100, 1, 1, 0, 1, residual);  // batch 2, Cout 100
   }
   MESSAGE("checked ", n_cases, " pixel-row Conv2d cases");

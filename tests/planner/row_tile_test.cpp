@@ -167,7 +167,7 @@ TEST_CASE("row tile chooser: each block's row-wise chain, cut at steps that mix 
     CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, l, 64, StepRange{}).empty());
     l.min_inside_bytes -= 1;
     CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, l, 64, StepRange{}).size() == 2);
-    CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, RowTileLimits{}, 64, StepRange{}).empty());  // 32 MiB
+    CHECK(choose_row_tiles(g, shapes_at(g, 3), 3, RowTileLimits{}, 64, StepRange{}).empty());  // 16 MiB
   }
   SUBCASE("alignment: crossing slices stay aligned, else no tile") {
     // Crossing row bytes are 24 floats (96 bytes): at 1024-byte alignment a block must be a multiple of 32.

@@ -18,10 +18,12 @@ namespace vitrt {
 
 struct RowTileLimits {
   // A chain is tiled only when its inside tensors (produced and last read inside it) hold more than this many
-  // bytes at the planned row count: below that they stay in the cache anyway. 32 MiB, this development CPU's
-  // L3: on the idle Zen 5, tiles of 6 MiB chains (DeiT-Tiny at batch 8) ran 9% slower and of 16-24 MiB chains
-  // (the scaling models at 3136 tokens) 2% slower, while 64-96 MiB chains (12544 tokens) ran 8-10% faster.
-  uint64_t min_inside_bytes = 32ull << 20;
+  // bytes at the planned row count: below that they stay in the cache anyway. 16 MiB, half this development
+  // CPU's L3 (idle Zen 5, bench/README.md): 6 MiB chains (DeiT-Tiny at batch 8) ran 9% slower tiled, 16-24 MiB
+  // ones 2% slower (3136 tokens) to 11% faster (ConvNeXt-T at batch 8), 64-96 MiB ones (12544 tokens) 8-10%
+  // faster. Tiled chains also keep their crossing tensors live longer (more arena), so both token counts of
+  // the scaling benchmark tile alike.
+  uint64_t min_inside_bytes = 16ull << 20;
   // Rows per block: as many as keep one block of every inside tensor within this many bytes (rounded down to
   // a multiple of 16 rows and of what keeps every slice aligned; at least that multiple).
   uint64_t block_bytes = 768ull << 10;

@@ -127,22 +127,10 @@ class GemmConvKernel final : public ref::RefKernel {
       const int64_t grp = gp_index / panels, panel = gp_index % panels;
       // The panel's first column over the batch, and its columns.
       const int64_t first = fold ? panel * nr : panel / image_panels * pix + panel % image_panels * nr;
-      Im2colPanel ip;
+      Im2colPanel ip = im2col_geometry(a, h, wd, kh, kw, wo, pix);
       ip.x = px + grp * cin_g * h * wd;
       ip.image_stride = cin * h * wd;
       ip.cin = cin_g;
-      ip.h = h;
-      ip.w = wd;
-      ip.kh = kh;
-      ip.kw = kw;
-      ip.stride_h = a.stride_h;
-      ip.stride_w = a.stride_w;
-      ip.pad_h = a.pad_h;
-      ip.pad_w = a.pad_w;
-      ip.dil_h = a.dilation_h;
-      ip.dil_w = a.dilation_w;
-      ip.wo = wo;
-      ip.pix = pix;
       ip.first = first;
       ip.cols = fold ? std::min<int64_t>(nr, batch * pix - first)
                      : std::min<int64_t>(nr, pix - panel % image_panels * nr);

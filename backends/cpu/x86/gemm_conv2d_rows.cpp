@@ -114,22 +114,10 @@ class GemmConvRowsKernel final : public ref::RefKernel {
       int64_t a_step = h * wd;
       if (!pointwise_) {
         ThreadPool::parallel_for(cin, threads, [&](int64_t c0, int64_t c1, int) {
-          Im2colPanel ip;
+          Im2colPanel ip = im2col_geometry(a, h, wd, kh, kw, y.shape[3], pix);
           ip.x = image + c0 * h * wd;
           ip.image_stride = cin * h * wd;
           ip.cin = c1 - c0;
-          ip.h = h;
-          ip.w = wd;
-          ip.kh = kh;
-          ip.kw = kw;
-          ip.stride_h = a.stride_h;
-          ip.stride_w = a.stride_w;
-          ip.pad_h = a.pad_h;
-          ip.pad_w = a.pad_w;
-          ip.dil_h = a.dilation_h;
-          ip.dil_w = a.dilation_w;
-          ip.wo = y.shape[3];
-          ip.pix = pix;
           ip.first = 0;
           ip.cols = pix;
           ip.nr = lda;

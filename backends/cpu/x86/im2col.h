@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "backends/cpu/x86/packed_gemm.h"
+#include "ir/op_attrs.h"
 
 namespace vitrt {
 namespace x86 {
@@ -27,6 +28,26 @@ struct Im2colPanel {
   int64_t nr = 0;           // floats per packed row
   float* dst = nullptr;     // cin·kh·kw rows of nr floats
 };
+
+// A panel's convolution geometry from the op's attributes: an h × w input, a kh × kw kernel, output width
+// wo and pix pixels per image. The caller sets the input, channels, columns and destination.
+inline Im2colPanel im2col_geometry(const Conv2dAttrs& a, int64_t h, int64_t w, int64_t kh, int64_t kw,
+                                   int64_t wo, int64_t pix) {
+  Im2colPanel p;
+  p.h = h;
+  p.w = w;
+  p.kh = kh;
+  p.kw = kw;
+  p.stride_h = a.stride_h;
+  p.stride_w = a.stride_w;
+  p.pad_h = a.pad_h;
+  p.pad_w = a.pad_w;
+  p.dil_h = a.dilation_h;
+  p.dil_w = a.dilation_w;
+  p.wo = wo;
+  p.pix = pix;
+  return p;
+}
 
 // The input a panel reads, as GemmPrefetch boxes (one per image it touches, each the same rows or pixels of
 // every input channel; at most max_boxes, the rest left out): what the GEMM of the panel before prefetches.

@@ -244,6 +244,39 @@ TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB replaces only the default limits") {
   }
 }
 
+TEST_CASE("batch tile: VITRT_BATCH_TILE_WEIGHT_KIB replaces only the default weight limit") {
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  std::vector<uint8_t> storage;
+  const auto model = load(build(Config{16, 13}), &storage);
+  ScopedEnv min_one("VITRT_BATCH_TILE_KIB", "1");  // every step's activations are over 1 KiB per image
+  {
+    ScopedEnv unset("VITRT_BATCH_TILE_WEIGHT_KIB", nullptr);
+    auto from_env = tiled_session(model, "cpu", 2, BatchTileLimits{});
+    CHECK(tile_last(*from_env) == step_of(*from_env, "pool"));  // every weight is under 64 KiB
+  }
+  {
+    ScopedEnv zero("VITRT_BATCH_TILE_WEIGHT_KIB", "0");  // the stem's 896 bytes of weights are too many
+    CHECK(tile_last(*tiled_session(model, "cpu", 2, BatchTileLimits{})) == -1);
+    auto explicit_small = tiled_session(model, "cpu", 2, small);  // the caller's limits win
+    CHECK(tile_last(*explicit_small) == step_of(*explicit_small, "pool"));
+    CHECK(batch_tile_limits_from_env(BatchTileLimits{}).max_weight_bytes == 0);
+  }
+  {
+    ScopedEnv one("VITRT_BATCH_TILE_WEIGHT_KIB", "1");
+    auto from_env = tiled_session(model, "cpu", 2, BatchTileLimits{});
+    CHECK(tile_last(*from_env) == step_of(*from_env, "pool"));
+    CHECK(batch_tile_limits_from_env(BatchTileLimits{}).max_weight_bytes == 1024);
+  }
+  for (const char* bad : {"abc", "-1", "1e3"}) {  // ignored (one-time warning): the default stays
+    CAPTURE(bad);
+    ScopedEnv env("VITRT_BATCH_TILE_WEIGHT_KIB", bad);
+    const BatchTileLimits limits = batch_tile_limits_from_env(BatchTileLimits{});
+    CHECK(limits.max_weight_bytes == BatchTileLimits{}.max_weight_bytes);
+    CHECK(limits.min_image_bytes == 1024);  // VITRT_BATCH_TILE_KIB still applies
+  }
+}
+
 TEST_CASE("batch tile: VITRT_BATCH_TILE_KIB takes plain decimal KiB within the bound, nothing else") {
   uint64_t kib = 7;
   CHECK(parse_batch_tile_kib("0", &kib));

@@ -67,23 +67,32 @@ bool parse_batch_tile_kib(const char* text, uint64_t* kib) {
   return true;
 }
 
+namespace {
+
+// `name`'s value as KiB into *kib: false when unset, or (with a one-time warning per variable on stderr
+// naming it and the value) when parse_batch_tile_kib rejects it.
+bool kib_from_env(const char* name, std::atomic<bool>& warned, uint64_t* kib) {
+  const char* env = std::getenv(name);
+  if (!env) return false;
+  if (parse_batch_tile_kib(env, kib)) return true;
+  if (!warned.exchange(true))
+    std::fprintf(stderr, "vitrt: %s='%s' ignored (expected KiB as decimal digits, 0..%llu)\n", name, env,
+                 static_cast<unsigned long long>(kMaxBatchTileKib));
+  return false;
+}
+
+}  // namespace
+
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
   const BatchTileLimits defaults;
   if (limits.min_image_bytes != defaults.min_image_bytes ||
       limits.max_weight_bytes != defaults.max_weight_bytes)
     return limits;
-  const char* env = std::getenv("VITRT_BATCH_TILE_KIB");
-  if (!env) return limits;
+  static std::atomic<bool> warned_min{false}, warned_weight{false};
   uint64_t kib = 0;
-  if (!parse_batch_tile_kib(env, &kib)) {
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true))
-      std::fprintf(stderr,
-                   "vitrt: VITRT_BATCH_TILE_KIB='%s' ignored (expected KiB as decimal digits, 0..%llu)\n",
-                   env, static_cast<unsigned long long>(kMaxBatchTileKib));
-    return limits;
-  }
-  limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
+  if (kib_from_env("VITRT_BATCH_TILE_WEIGHT_KIB", warned_weight, &kib)) limits.max_weight_bytes = kib * 1024;
+  if (kib_from_env("VITRT_BATCH_TILE_KIB", warned_min, &kib))
+    limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
   return limits;
 }
 

@@ -30,9 +30,10 @@ constexpr uint64_t kMaxBatchTileKib = uint64_t{1} << 24;
 // space, a suffix, hex or an exponent included).
 bool parse_batch_tile_kib(const char* text, uint64_t* kib);
 
-// `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB (0: no tile, min_image_bytes = UINT64_MAX) when
-// the variable is set and `limits` are the defaults: a caller's explicit limits win. A value
-// parse_batch_tile_kib rejects is ignored with a one-time warning on stderr.
+// `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB (0: no tile, min_image_bytes = UINT64_MAX) and
+// max_weight_bytes from VITRT_BATCH_TILE_WEIGHT_KIB, each when its variable is set and `limits` are the
+// defaults: a caller's explicit limits win. A value parse_batch_tile_kib rejects is ignored with a one-time
+// warning on stderr.
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits);
 
 // The steps of `graph` (shapes at `max_batch`) to run image by image: the longest run from the first step of

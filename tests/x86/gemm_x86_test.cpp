@@ -138,6 +138,10 @@ TEST_CASE("cpu Conv2d with a residual input (added before the activation) matche
   check(2, 8, 9, 11, 70, 1, 1, 0, false, true);
   check(1, 12, 56, 56, 24, 1, 1, 0, true, true);  // whole panels, a masked last one
   check(4, 20, 13, 9, 17, 3, 2, 1, true, true);
+  // ResNet's third stage at batch 8, scaled: 49 folded panels of 32 pixels (AVX-512), an odd count that two
+  // threads cannot share, so each panel's output channels are cut into row chunks.
+  check(8, 16, 14, 14, 40, 3, 1, 1, true, true);
+  check(8, 24, 14, 14, 61, 1, 1, 0, false, true);
   check(2, 7, 5, 5, 9, 1, 1, 0, true, false);
   check(5, 30, 7, 7, 64, 1, 1, 0, false, false);
   for (int act = 0; act < kNumActivations; ++act) check(3, 9, 6, 7, 11, 1, 1, 0, true, true);

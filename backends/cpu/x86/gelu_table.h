@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// The table GELU of gelu_table_avx512.h (the bf16-output depthwise row's activation) on arrays, for tests.
+// Need AVX-512 (callers check x86_detect_isa()).
+#include <cstdint>
+
+namespace vitrt {
+namespace x86 {
+
+// dst[i] = GELU(src[i]), erf form.
+void gelu_erf_table_avx512(const float* src, float* dst, int64_t n);
+// dst[i] = erf(|src[i]|/√2)/2, the table part of it.
+void half_erf_table_avx512(const float* src, float* dst, int64_t n);
+
+}  // namespace x86
+}  // namespace vitrt

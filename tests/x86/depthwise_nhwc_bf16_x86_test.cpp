@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The channels-last depthwise row kernel's bf16 output (depthwise_nhwc_row_bf16_avx512, which ConvMlp's fc2
-// reads at session precision bf16) against its fp32 output: every value must be bf16_round of the fp32 row's
-// value bit for bit (the conv's arithmetic is the same; only the store differs; the erf GELU is the table
-// one, so there the fp32 row is taken without activation and put through gelu_erf_table_avx512), at pixel
-// ox's slot ox·ld_bf16, with a zero after the C values when C is odd (the last pair's second half) and
-// nothing else written (a poisoned gap past it stays). Where the CPU has AVX512-BF16 the rounding must also
-// equal the hardware's (gemm_bf16_pack_rows, vcvtne2ps2bf16) on the same row. Odd shapes: C from 1 to 70
+// The channels-last depthwise row kernel's bf16 output (depthwise_nhwc_row_bf16_avx512bf16, which ConvMlp's
+// fc2 reads at session precision bf16) against its fp32 output: every value must be bf16_round of the fp32
+// row's value bit for bit (the conv's arithmetic is the same; only the store differs; the erf GELU is the
+// table one, so there the fp32 row is taken without activation and put through gelu_erf_table_avx512), at
+// pixel ox's slot ox·ld_bf16, with a zero after the C values when C is odd (the last pair's second half) and
+// nothing else written (a poisoned gap past it stays); bf16_round's bits must also be those of
+// gemm_bf16_pack_rows (vcvtne2ps2bf16) on the same row. Odd shapes: C from 1 to 70
 // (partial vectors, odd C), the 3×3 stride-1 strip path and the generic one (5×5, 1×3, stride 2, dilation),
 // edges, rows with only edge pixels, every activation the row kernel has; and inputs with ties, denormals,
-// infinities, NaN and values that round past the largest bf16. Skipped, saying so, without AVX-512.
+// infinities, NaN and values that round past the largest bf16. Skipped, saying so, without AVX512-BF16.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -86,7 +86,7 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
     DepthwiseRow rb = r;
     rb.dst = nullptr;  // the bf16 row must not write the fp32 one
     rb.dst_bf16 = b16.data();
-    x86::depthwise_nhwc_row_bf16_avx512(rb);
+    x86::depthwise_nhwc_row_bf16_avx512bf16(rb);
     for (int64_t ox = 0; ox < wo; ++ox) {
       for (int64_t c = 0; c < s.c; ++c) {
         const uint16_t want = x86::bf16_round(f32[static_cast<size_t>(ox * s.c + c)]);
@@ -99,13 +99,11 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
       for (int64_t j = even; j < ld; ++j)
         if (b16[static_cast<size_t>(ox * ld + j)] != kPoison) ++gap_bad;
     }
-    if (x86_has_avx512_bf16()) {
-      x86::gemm_bf16_pack_rows(f32.data(), s.c, wo, s.c, hw.data(), even / 2);
-      for (int64_t ox = 0; ox < wo; ++ox)
-        if (std::memcmp(&hw[static_cast<size_t>(ox * even / 2)], &b16[static_cast<size_t>(ox * ld)],
-                        static_cast<size_t>(even) * 2) != 0)
-          ++hw_bad;
-    }
+    x86::gemm_bf16_pack_rows(f32.data(), s.c, wo, s.c, hw.data(), even / 2);
+    for (int64_t ox = 0; ox < wo; ++ox)
+      if (std::memcmp(&hw[static_cast<size_t>(ox * even / 2)], &b16[static_cast<size_t>(ox * ld)],
+                      static_cast<size_t>(even) * 2) != 0)
+        ++hw_bad;
   }
   CHECK(mismatches == 0);
   CHECK(pad_bad == 0);
@@ -114,11 +112,10 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
 }
 
 TEST_CASE("x86 depthwise row with bf16 output: bf16_round of the fp32 row, bit for bit") {
-  if (x86_detect_isa() < X86Isa::kAvx512) {
-    MESSAGE("bf16-output depthwise row skipped: this CPU has no AVX-512");
+  if (x86_detect_isa() < X86Isa::kAvx512 || !x86_has_avx512_bf16()) {
+    MESSAGE("bf16-output depthwise row skipped: this CPU has no AVX-512 with AVX512-BF16");
     return;
   }
-  if (!x86_has_avx512_bf16()) MESSAGE("no AVX512-BF16: the comparison with vcvtne2ps2bf16 is skipped");
   std::mt19937 rng(2611);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const RowShape shapes[] = {

@@ -13,8 +13,8 @@
 // fc1 and fc2 run on the AVX512-BF16 packed GEMM (packed_linear_bf16.h): weights in bf16 pairs at plan time,
 // each band's rows rounded into pairs in the thread's workspace; the depthwise conv, the activations, the
 // biases and the residual stay fp32. The depthwise conv then stores its outputs already rounded into fc2's
-// pairs (depthwise_nhwc_row_bf16_avx512: the same bits as rounding an fp32 row), which saves the fp32 output
-// band and a pass over it.
+// pairs (depthwise_nhwc_row_bf16_avx512bf16: the same bits as rounding an fp32 row), which saves the fp32
+// output band and a pass over it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -142,7 +142,7 @@ class ConvMlpKernel final : public ref::RefKernel {
     const bool bf16 = fc1b_.has_value();
     // Rows of pairs, in bf16 values (2 per pair).
     const int64_t ld_bf16 = 2 * gemm_bf16_pairs(ch_);
-    auto dw_row = bf16                           ? depthwise_nhwc_row_bf16_avx512
+    auto dw_row = bf16                           ? depthwise_nhwc_row_bf16_avx512bf16
                   : ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512
                                                  : depthwise_nhwc_row_avx2;
     const int64_t ring = rows_ + 2 * a_.pad_h;  // need_hi - need_lo <= ring: a band's rows never collide

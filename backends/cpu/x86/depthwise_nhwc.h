@@ -24,7 +24,7 @@ struct DepthwiseRow {
   GemmAct act = GemmAct::kNone;
   int64_t oy = 0, wo = 0;
   float* dst = nullptr;  // output row: [Wo, C]
-  // depthwise_nhwc_row_bf16_avx512's output row instead of dst: pixel ox's C values rounded to bf16 at
+  // depthwise_nhwc_row_bf16_avx512bf16's output row instead of dst: pixel ox's C values rounded to bf16 at
   // dst_bf16 + ox·ld_bf16 (ld_bf16 >= C rounded up to even), a zero after them when C is odd; that is the
   // bf16 GEMM's rows of pairs (gemm_bf16_pack_rows, packed_gemm_bf16.h) with ld_bf16 / 2 pairs a row.
   uint16_t* dst_bf16 = nullptr;
@@ -33,10 +33,11 @@ struct DepthwiseRow {
 
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r);
 void depthwise_nhwc_row_avx2(const DepthwiseRow& r);
-// The AVX-512 row into dst_bf16, each output rounded as gemm_bf16_pack_rows rounds it (to nearest even, the
-// same bits: bf16_round), so that a bf16 GEMM reading the conv's output (ConvMlp's fc2) needs no separate
-// fp32 row and rounding pass. Plain AVX-512 integer code: needs no AVX512-BF16.
-void depthwise_nhwc_row_bf16_avx512(const DepthwiseRow& r);
+// The AVX-512 row into dst_bf16, each output rounded as gemm_bf16_pack_rows rounds it (to nearest even by
+// vcvtneps2bf16, the same bits: bf16_round), so that a bf16 GEMM reading the conv's output (ConvMlp's fc2)
+// needs no separate fp32 row and rounding pass. Its erf GELU is the table one (gelu_table_avx512.h). Needs
+// AVX512-BF16.
+void depthwise_nhwc_row_bf16_avx512bf16(const DepthwiseRow& r);
 
 }  // namespace x86
 }  // namespace vitrt

@@ -9,7 +9,9 @@
 // gemm_bf16_pack_rows (vcvtne2ps2bf16) on the same row. Odd shapes: C from 1 to 70
 // (partial vectors, odd C), the 3×3 stride-1 strip path and the generic one (5×5, 1×3, stride 2, dilation),
 // edges, rows with only edge pixels, every activation the row kernel has; and inputs with ties, denormals,
-// infinities, NaN and values that round past the largest bf16. Skipped, saying so, without AVX512-BF16.
+// infinities, NaN and values that round past the largest bf16. The fp32 row with the table GELU
+// (depthwise_nhwc_row_table_gelu_avx512, session precision bf16's standalone conv) must equal that fp32 row
+// bit for bit too. Skipped, saying so, without AVX512-BF16.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -71,7 +73,8 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
   std::vector<float> f32(static_cast<size_t>(wo * s.c));
   std::vector<uint16_t> b16(static_cast<size_t>(wo * ld));
   std::vector<float> hw(static_cast<size_t>(wo * even / 2));
-  int64_t mismatches = 0, pad_bad = 0, gap_bad = 0, hw_bad = 0;
+  std::vector<float> table(f32.size());
+  int64_t mismatches = 0, pad_bad = 0, gap_bad = 0, hw_bad = 0, table_bad = 0;
   // The bf16 row's erf GELU is the table one (gelu_table_avx512.h): its fp32 counterpart is the row without
   // activation through gelu_erf_table_avx512.
   const bool table_gelu = s.act == GemmAct::kGeluErf;
@@ -82,6 +85,12 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
     if (table_gelu) rf.act = GemmAct::kNone;
     x86::depthwise_nhwc_row_avx512(rf);
     if (table_gelu) x86::gelu_erf_table_avx512(f32.data(), f32.data(), wo * s.c);
+    // The fp32 row with the table GELU (session precision bf16's standalone conv): the same values.
+    std::fill(table.begin(), table.end(), std::numeric_limits<float>::quiet_NaN());
+    DepthwiseRow rt = r;
+    rt.dst = table.data();
+    x86::depthwise_nhwc_row_table_gelu_avx512(rt);
+    if (std::memcmp(table.data(), f32.data(), f32.size() * sizeof(float)) != 0) ++table_bad;
     std::fill(b16.begin(), b16.end(), kPoison);
     DepthwiseRow rb = r;
     rb.dst = nullptr;  // the bf16 row must not write the fp32 one
@@ -109,6 +118,7 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
   CHECK(pad_bad == 0);
   CHECK(gap_bad == 0);
   CHECK(hw_bad == 0);
+  CHECK(table_bad == 0);
 }
 
 TEST_CASE("x86 depthwise row with bf16 output: bf16_round of the fp32 row, bit for bit") {

@@ -1,17 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The channels-last depthwise row kernel at AVX-512: strips of 8 pixels × 16 channels in registers; built
-// with -mavx512*, only called when CPUID has them. Its bf16-output form is depthwise_nhwc_avx512bf16.cpp.
+// with -mavx512*, only called when CPUID has them. Also its form with the table GELU (depthwise_nhwc.h); the
+// bf16-output form is depthwise_nhwc_avx512bf16.cpp.
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"
+#include "backends/cpu/x86/gelu_table_avx512.h"
 #include "backends/cpu/x86/vec_avx512.h"
 
 namespace vitrt {
 namespace x86 {
+namespace {
+
+// The fp32 row with the table erf GELU (gelu_table_avx512.h); the other activations are F32Out's.
+struct F32TableGeluOut : depthwise_impl::F32Out<Avx512Ops> {
+  template <int S>
+  static void activate(GemmAct act, __m512 (&acc)[S]) {
+    if (act != GemmAct::kGeluErf) return depthwise_impl::activate<Avx512Ops, S>(act, acc);
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) acc[s] = gelu_table::gelu_erf(acc[s]);
+  }
+};
+
+}  // namespace
 
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r) {
   depthwise_impl::row<Avx512Ops, 8>(r);
+}
+
+void depthwise_nhwc_row_table_gelu_avx512(const DepthwiseRow& r) {
+  depthwise_impl::row<Avx512Ops, 8, F32TableGeluOut>(r);
 }
 
 }  // namespace x86

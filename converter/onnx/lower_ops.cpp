@@ -892,7 +892,10 @@ Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std:
   if (inferred > 1)
     return cx.unsupported_node(
         n, "a reshape to " + sym_dims_str(to) + " moves the batch into several dimensions");
-  const bool flatten = to.size() < from.size() && written_infer == static_cast<int>(to.size()) - 1 &&
+  // written_infer >= 0 first: with no written -1 (-1) and an empty target (a rank-0 reshape, which the op
+  // refuses), the position test alone held and shape.end() - 1 pointed before the empty shape.
+  const bool flatten = written_infer >= 0 && written_infer == static_cast<int>(to.size()) - 1 &&
+                       to.size() < from.size() &&
                        std::all_of(shape.begin(), shape.end() - 1, [](int64_t v) { return v == 0; });
   if (inferred == 0 && keep_written && flatten) shape.back() = -1;
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));

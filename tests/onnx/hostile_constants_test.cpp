@@ -227,3 +227,28 @@ TEST_CASE("hostile ONNX: a MatMul's bias Add without an output is not fused into
   add_node(g, "Relu", {"x"}, {"y"});
   expect_refused(m, {"(Add, opset 17): has no output"});
 }
+
+TEST_CASE("hostile ONNX: a Reshape to an empty target (rank 0) is refused naming the node") {
+  // Before: reshape_to took a rank-0 target without a written -1 for a flatten (both positions were -1) and
+  // computed shape.end() - 1 on the empty shape (UBSan: pointer overflow; the gcc Release build happened to
+  // refuse it with this message). Found by hand-made probes through the sanitized onnx fuzz target: an empty
+  // initializer target, Range(0, 0, 1) and Shape(start = end) all reach it.
+  for (int form = 0; form < 3; ++form) {
+    onnx::ModelProto m = test::model_with_input({4});
+    onnx::GraphProto* g = m.mutable_graph();
+    if (form == 0) {
+      *g->add_initializer() = test::int_tensor("to", {0}, {});
+    } else if (form == 1) {
+      *g->add_initializer() = test::int_tensor("zero", {}, {0});
+      *g->add_initializer() = test::int_tensor("one", {}, {1});
+      add_node(g, "Range", {"zero", "zero", "one"}, {"to"});
+    } else {
+      auto* shape = add_node(g, "Shape", {"x"}, {"to"});
+      test::set_int(shape, "start", 1);
+      test::set_int(shape, "end", 1);
+    }
+    add_node(g, "Reshape", {"x", "to"}, {"y"});
+    CAPTURE(form);
+    expect_refused(m, {"node 'Reshape_y' (Reshape, opset 17)", "bad target rank"});
+  }
+}

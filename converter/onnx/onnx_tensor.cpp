@@ -66,6 +66,15 @@ bool is_float_type(int32_t t) {
   return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
 }
 
+// Sizes the value's storage for `n` elements: only once the file (or the external file) is known to hold
+// them.
+void size_values(int64_t n, OnnxValue* v) {
+  if (v->kind == ConstKind::kFloat)
+    v->f.resize(static_cast<size_t>(n));
+  else
+    v->i.resize(static_cast<size_t>(n));
+}
+
 // Decodes `n` little-endian elements of `type` from `raw` into the value.
 void decode_raw(const uint8_t* raw, int64_t n, int32_t type, OnnxValue* v) {
   for (int64_t e = 0; e < n; ++e) {
@@ -186,6 +195,7 @@ Status read_external(const TP& t, const std::string& what, ExternalDataContext* 
   }
   ext->bytes_read += want;
   std::vector<uint8_t> raw(static_cast<size_t>(want));
+  size_values(n, v);
   size_t done = 0;
   while (done < raw.size()) {
     const ssize_t r = ::pread(fd, raw.data() + done, raw.size() - done, static_cast<off_t>(offset + done));
@@ -285,10 +295,10 @@ Status tensor_to_value(const TP& t, const std::string& what, ExternalDataContext
                        (typed == 0 ? " (a missing or empty initializer)" : ""));
     }
   }
-  if (v.kind == ConstKind::kFloat)
-    v.f.resize(static_cast<size_t>(n));
-  else
-    v.i.resize(static_cast<size_t>(n));
+  // An external tensor's values are sized in read_external, after its file is known to hold them: sizing them
+  // here let a 300-byte model naming a 48-byte file as a [65536, 65536] tensor allocate and zero 16 GiB
+  // first.
+  if (!external) size_values(n, &v);
   if (external) {
     VITRT_RETURN_IF_ERROR(read_external(t, what, ext, n, &v));
   } else if (t.has_raw_data()) {

@@ -49,6 +49,35 @@ expect_exit 1 "checkpoint itself" "the checkpoint as its own output is refused" 
   "$conv" "$work/self.pth" -o "$work/self.pth"
 cmp -s "$deit" "$work/self.pth" && ok "the checkpoint is untouched" || bad "the checkpoint was overwritten"
 
+# 1b. ONNX external data sized by the file's header: a [65536, 65536] float tensor (16 GiB) whose external file
+#     holds 48 bytes. The importer sized the tensor's values before checking the file (a 16 GiB allocation and
+#     zero fill; under this cap: "out of memory"); it is refused by what the file holds. Python's onnx writes it.
+if "$py" -c "import onnx" 2>/dev/null; then
+  mkdir "$work/ext"
+  "$py" - "$work/ext" <<'EOF' 2>"$work/err"
+import os, sys
+import onnx
+from onnx import TensorProto, helper
+d = sys.argv[1]
+w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[65536, 65536], data_location=TensorProto.EXTERNAL)
+for k, v in (("location", "w.bin"), ("offset", "0")):
+    e = w.external_data.add()
+    e.key, e.value = k, v
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 65536])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+open(os.path.join(d, "huge_external.onnx"), "wb").write(m.SerializeToString())
+open(os.path.join(d, "w.bin"), "wb").write(bytes(48))
+EOF
+  expect_exit 2 "initializer 'w': external data \[0, \+17179869184\) lies outside 'w.bin' \(48 bytes\)" \
+    "ONNX external data of 16 GiB declared over a 48-byte file is refused before allocating" -- \
+    "${limited[@]}" 1048576 "$conv" "$work/ext/huge_external.onnx" -o "$work/m.vitrt"
+else
+  ok "SKIPPED the ONNX external-data case: no Python with onnx at $py"
+fi
+
 # 2-4. Crafted checkpoints (Python with torch writes them; skipped without it).
 if ! "$py" -c "import torch" 2>/dev/null; then
   ok "SKIPPED the crafted-checkpoint cases: no Python with torch at $py"

@@ -267,16 +267,26 @@ Status lower_conv(ImportContext& cx, int, const NodeProto& n) {
   return emit(cx, n, OpType::kConv2d, a, {xt, wt, bt}, n.output(0));
 }
 
+// A normalisation's `epsilon` (default 1e-5), which must be finite and >= 0: a NaN or infinite one imported
+// into a model that turned every output into NaN (or 0) without an error.
+Status norm_epsilon(ImportContext& cx, const NodeProto& n, float* eps) {
+  *eps = cx.attr_float(n, "epsilon", 1e-5f);
+  if (!std::isfinite(*eps) || *eps < 0.0f)
+    return cx.bad_node(n, "epsilon must be finite and >= 0, got " + std::to_string(*eps));
+  return Status::Ok();
+}
+
 Status lower_batch_norm(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   if (x->rank() != 4) return cx.unsupported_node(n, "only 4-D inputs (the IR's BatchNorm2d)");
   if (cx.attr_int(n, "training_mode", 0) != 0) return cx.unsupported_node(n, "training_mode=1");
   if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its running statistics outputs are read");
+  float eps;
+  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
   std::vector<int32_t> t(5);
   for (int i = 0; i < 5; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
-  return emit(cx, n, OpType::kBatchNorm2d, BatchNorm2dAttrs{cx.attr_float(n, "epsilon", 1e-5f)}, t,
-              n.output(0));
+  return emit(cx, n, OpType::kBatchNorm2d, BatchNorm2dAttrs{eps}, t, n.output(0));
 }
 
 Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
@@ -286,12 +296,13 @@ Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
   if (axis != -1 && axis != x->rank() - 1)
     return cx.unsupported_node(n, "axis " + std::to_string(axis) + " (only the last axis is supported)");
   if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its Mean / InvStdDev outputs are read");
+  float eps;
+  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
   int32_t xt, g, b = kAbsent;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &xt));
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &g));
   if (cx.has_input(n, 2)) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 2, &b));
-  return emit(cx, n, OpType::kLayerNorm, LayerNormAttrs{cx.attr_float(n, "epsilon", 1e-5f)}, {xt, g, b},
-              n.output(0));
+  return emit(cx, n, OpType::kLayerNorm, LayerNormAttrs{eps}, {xt, g, b}, n.output(0));
 }
 
 // InstanceNormalization (opset 6, unchanged through 18): one InstanceNorm op (y = scale·(x − mean)/sqrt(var
@@ -301,9 +312,8 @@ Status lower_instance_norm(ImportContext& cx, int, const NodeProto& n) {
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
   if (x->rank() < 3)
     return cx.bad_node(n, "input must be [N,C,D1,...] (rank >= 3), got rank " + std::to_string(x->rank()));
-  const float eps = cx.attr_float(n, "epsilon", 1e-5f);
-  if (!std::isfinite(eps) || eps < 0.0f)
-    return cx.bad_node(n, "epsilon must be finite and >= 0, got " + std::to_string(eps));
+  float eps;
+  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
   std::vector<int32_t> t(3);
   for (int i = 0; i < 3; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
   return emit(cx, n, OpType::kInstanceNorm, InstanceNormAttrs{eps}, t, n.output(0));

@@ -252,3 +252,34 @@ TEST_CASE("hostile ONNX: a Reshape to an empty target (rank 0) is refused naming
     expect_refused(m, {"node 'Reshape_y' (Reshape, opset 17)", "bad target rank"});
   }
 }
+
+TEST_CASE("hostile ONNX: BatchNormalization and LayerNormalization take only a finite epsilon >= 0") {
+  // Before: a NaN or infinite epsilon imported (InstanceNormalization alone checked it), and the model's
+  // every output was NaN (or the bias alone) without an error.
+  for (const float eps : {NAN, INFINITY, -INFINITY, -1.0f}) {
+    for (const bool layer_norm : {false, true}) {
+      onnx::ModelProto m = test::model_with_input({2, 3, 3});
+      onnx::GraphProto* g = m.mutable_graph();
+      onnx::NodeProto* norm;
+      if (layer_norm) {
+        *g->add_initializer() = test::float_tensor("g", {3}, {1.0f, 1.0f, 1.0f});
+        *g->add_initializer() = test::float_tensor("b", {3}, {0.0f, 0.0f, 0.0f});
+        norm = add_node(g, "LayerNormalization", {"x", "g", "b"}, {"y"});
+      } else {
+        for (const char* name : {"g", "v"})
+          *g->add_initializer() = test::float_tensor(name, {2}, {1.0f, 1.0f});
+        for (const char* name : {"b", "m"})
+          *g->add_initializer() = test::float_tensor(name, {2}, {0.0f, 0.0f});
+        norm = add_node(g, "BatchNormalization", {"x", "g", "b", "m", "v"}, {"y"});
+      }
+      auto* a = norm->add_attribute();
+      a->set_name("epsilon");
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(eps);
+      CAPTURE(eps);
+      CAPTURE(layer_norm);
+      expect_refused(m, {layer_norm ? "(LayerNormalization, opset 17)" : "(BatchNormalization, opset 17)",
+                         "epsilon must be finite and >= 0"});
+    }
+  }
+}

@@ -218,7 +218,11 @@ std::string onnx_type_name(int32_t type) {
 
 Status resolve_external_path(const std::string& model_dir, const std::string& location, std::string* path) {
   if (location.empty()) return bad_input("external data has no location");
-  if (location[0] == '/' || location.find('\0') != std::string::npos)
+  // A NUL ends the name open() sees (and would print raw in this message): refused, not cut short.
+  if (const size_t nul = location.find('\0'); nul != std::string::npos)
+    return bad_input("external data location holds a NUL byte at position " + std::to_string(nul) +
+                     "; a file name cannot");
+  if (location[0] == '/')
     return bad_input("external data location '" + location +
                      "' is an absolute path; it must be relative to the model's directory");
   size_t p = 0;
@@ -235,6 +239,8 @@ Status resolve_external_path(const std::string& model_dir, const std::string& lo
   const std::string joined = model_dir + "/" + location;
   if (!::realpath(joined.c_str(), file_real))
     return bad_input("external data file '" + location + "' does not exist next to the model");
+  if (std::string(file_real) == dir_real)
+    return bad_input("external data location '" + location + "' is the model's directory, not a file in it");
   if (!inside(dir_real, file_real))
     return bad_input("external data location '" + location + "' resolves to '" + file_real +
                      "', outside the model's directory (a symlink leaving it)");

@@ -263,6 +263,16 @@ TEST_CASE("external data: read from next to the model, never from outside its di
     with_external("", 0, dir.path / "m" / "short.bin");  // 40 bytes
     refuse(with_external("short.bin", 8, ""), "lies outside 'short.bin'");
   }
+  SUBCASE("a NUL byte in the location") {
+    // Before: refused as "is an absolute path", with the NUL byte and what followed it printed raw.
+    refuse(with_external(std::string("fc.bin\0/../../outside.bin", 25), 0, ""),
+           "external data location holds a NUL byte at position 6");
+  }
+  SUBCASE("the model's directory itself") {
+    // Before: "resolves to '<the directory>', outside the model's directory (a symlink leaving it)".
+    refuse(with_external(".", 0, ""),
+           "external data location '.' is the model's directory, not a file in it");
+  }
   SUBCASE("a missing file") {
     refuse(with_external("absent.bin", 0, ""), "does not exist next to the model");
   }

@@ -34,9 +34,10 @@ struct DepthwiseRow {
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r);
 void depthwise_nhwc_row_avx2(const DepthwiseRow& r);
 // The AVX-512 row with the table erf GELU (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU, about half
-// the instructions of gelu_vec::gelu_erf), for session precision bf16, where the conv's consumers round their
-// inputs to bf16 anyway (depthwise_conv_nhwc.cpp: the PVT v2 / LaViT MLP conv between fc1 and fc2 where it is
-// not fused into ConvMlp).
+// the instructions of gelu_vec::gelu_erf), taken by every channels-last depthwise conv with a GELU in a
+// session of precision bf16 (depthwise_conv_nhwc.cpp; in the shipped models the PVT v2 / LaViT MLP conv
+// between fc1 and fc2 where it is not fused into ConvMlp, whose fc2 rounds its inputs to bf16). GELU(-0) is
+// +0 here.
 void depthwise_nhwc_row_table_gelu_avx512(const DepthwiseRow& r);
 // The AVX-512 row into dst_bf16, each output rounded as gemm_bf16_pack_rows rounds it (to nearest even by
 // vcvtneps2bf16, the same bits: bf16_round), so that a bf16 GEMM reading the conv's output (ConvMlp's fc2)

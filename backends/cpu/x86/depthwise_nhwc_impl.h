@@ -61,10 +61,9 @@ inline void start_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t 
 }
 
 // Where a strip's activated vectors go. F32Out: the fp32 row r.dst [Wo, C]. The other output,
-// depthwise_nhwc_avx512.cpp's bf16 one, has the same static store(r, ox, c0, v, valid): pixel ox's channels
-// [c0, c0 + W) (or `valid` of them when Partial).
-// Out::activate applies the activation before the store (F32Out: activate above; the bf16 output has its own
-// GELU).
+// depthwise_nhwc_avx512bf16.cpp's bf16 one, has the same static store(r, ox, c0, v, valid): pixel ox's
+// channels [c0, c0 + W) (or `valid` of them when Partial). Out::activate applies the activation before the
+// store (F32Out: activate above; the bf16 output has its own GELU).
 template <class T>
 struct F32Out {
   template <int S>

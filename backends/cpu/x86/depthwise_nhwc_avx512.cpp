@@ -6,21 +6,16 @@
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"
-#include "backends/cpu/x86/gelu_table_avx512.h"
+#include "backends/cpu/x86/depthwise_nhwc_table_gelu.h"
 #include "backends/cpu/x86/vec_avx512.h"
 
 namespace vitrt {
 namespace x86 {
 namespace {
 
-// The fp32 row with the table erf GELU (gelu_table_avx512.h); the other activations are F32Out's.
-struct F32TableGeluOut : depthwise_impl::F32Out<Avx512Ops> {
-  template <int S>
-  static void activate(GemmAct act, __m512 (&acc)[S]) {
-    if (act != GemmAct::kGeluErf) return depthwise_impl::activate<Avx512Ops, S>(act, acc);
-#pragma GCC unroll 16
-    for (int s = 0; s < S; ++s) acc[s] = gelu_table::gelu_erf(acc[s]);
-  }
+// The fp32 row with the table erf GELU (depthwise_nhwc_table_gelu.h).
+struct F32TableGeluOut : depthwise_impl::F32Out<Avx512Ops>, depthwise_impl::TableGeluActivation {
+  using depthwise_impl::TableGeluActivation::activate;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"
-#include "backends/cpu/x86/gelu_table_avx512.h"
+#include "backends/cpu/x86/depthwise_nhwc_table_gelu.h"
 #include "backends/cpu/x86/vec_avx512.h"
 
 namespace vitrt {
@@ -22,16 +22,8 @@ inline __m256i round_bf16(__m512 v) {
 }
 
 // The outputs are rounded to bf16 (8 significant bits), so the erf GELU is the table one
-// (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU, about half the instructions of the erf and exp of
-// gelu_vec::gelu_erf, which the fp32 row keeps); the other activations are the fp32 row's.
-struct Bf16Out {
-  template <int S>
-  static void activate(GemmAct act, __m512 (&acc)[S]) {
-    if (act != GemmAct::kGeluErf) return depthwise_impl::activate<Avx512Ops, S>(act, acc);
-#pragma GCC unroll 16
-    for (int s = 0; s < S; ++s) acc[s] = gelu_table::gelu_erf(acc[s]);
-  }
-
+// (depthwise_nhwc_table_gelu.h); the fp32 row keeps gelu_vec::gelu_erf.
+struct Bf16Out : depthwise_impl::TableGeluActivation {
   template <bool Partial>
   static void store(const DepthwiseRow& r, int64_t ox, int64_t c0, __m512 v, int valid) {
     uint16_t* y = r.dst_bf16 + ox * r.ld_bf16 + c0;

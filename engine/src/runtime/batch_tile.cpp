@@ -67,21 +67,15 @@ bool parse_batch_tile_kib(const char* text, uint64_t* kib) {
   return true;
 }
 
-namespace {
-
-// `name`'s value as KiB into *kib: false when unset, or (with a one-time warning per variable on stderr
-// naming it and the value) when parse_batch_tile_kib rejects it.
-bool kib_from_env(const char* name, std::atomic<bool>& warned, uint64_t* kib) {
+bool kib_from_env(const char* name, uint64_t min_kib, std::atomic<bool>* warned, uint64_t* kib) {
   const char* env = std::getenv(name);
   if (!env) return false;
-  if (parse_batch_tile_kib(env, kib)) return true;
-  if (!warned.exchange(true))
-    std::fprintf(stderr, "vitrt: %s='%s' ignored (expected KiB as decimal digits, 0..%llu)\n", name, env,
-                 static_cast<unsigned long long>(kMaxBatchTileKib));
+  if (parse_batch_tile_kib(env, kib) && *kib >= min_kib) return true;
+  if (!warned->exchange(true))
+    std::fprintf(stderr, "vitrt: %s='%s' ignored (expected KiB as decimal digits, %llu..%llu)\n", name, env,
+                 static_cast<unsigned long long>(min_kib), static_cast<unsigned long long>(kMaxBatchTileKib));
   return false;
 }
-
-}  // namespace
 
 BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
   const BatchTileLimits defaults;
@@ -90,8 +84,9 @@ BatchTileLimits batch_tile_limits_from_env(BatchTileLimits limits) {
     return limits;
   static std::atomic<bool> warned_min{false}, warned_weight{false};
   uint64_t kib = 0;
-  if (kib_from_env("VITRT_BATCH_TILE_WEIGHT_KIB", warned_weight, &kib)) limits.max_weight_bytes = kib * 1024;
-  if (kib_from_env("VITRT_BATCH_TILE_KIB", warned_min, &kib))
+  if (kib_from_env("VITRT_BATCH_TILE_WEIGHT_KIB", 0, &warned_weight, &kib))
+    limits.max_weight_bytes = kib * 1024;
+  if (kib_from_env("VITRT_BATCH_TILE_KIB", 0, &warned_min, &kib))
     limits.min_image_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
   return limits;
 }

@@ -6,6 +6,7 @@
 // by image the same steps touch 3 MB that stays in the L3 cache, and every image reuses the bytes of the
 // first image's interior tensors. The session runs the chosen steps once per image (each kernel at batch 1
 // on the image's slice of its boundary tensors) and the rest of the graph at the full batch.
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -29,6 +30,11 @@ constexpr uint64_t kMaxBatchTileKib = uint64_t{1} << 24;
 // VITRT_BATCH_TILE_KIB's value as KiB: plain decimal digits up to kMaxBatchTileKib, else false (a sign, a
 // space, a suffix, hex or an exponent included).
 bool parse_batch_tile_kib(const char* text, uint64_t* kib);
+
+// Environment variable `name` as KiB into *kib (the batch and row tiles' variables): false when unset, or,
+// with a one-time warning on stderr per `warned` flag naming the variable and its value, when
+// parse_batch_tile_kib rejects it or it is under min_kib.
+bool kib_from_env(const char* name, uint64_t min_kib, std::atomic<bool>* warned, uint64_t* kib);
 
 // `limits` with min_image_bytes from VITRT_BATCH_TILE_KIB (0: no tile, min_image_bytes = UINT64_MAX) and
 // max_weight_bytes from VITRT_BATCH_TILE_WEIGHT_KIB, each when its variable is set and `limits` are the

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "common/checked_math.h"
@@ -125,19 +123,10 @@ RowTileLimits row_tile_limits_from_env(RowTileLimits limits) {
     return limits;
   // One warning per variable, once per process.
   static std::atomic<bool> warned_tile{false}, warned_block{false};
-  auto read = [](const char* name, bool zero_ok, std::atomic<bool>* warned, uint64_t* kib) {
-    const char* env = std::getenv(name);
-    if (!env) return false;
-    if (parse_batch_tile_kib(env, kib) && (zero_ok || *kib > 0)) return true;
-    if (!warned->exchange(true))
-      std::fprintf(stderr, "vitrt: %s='%s' ignored (expected KiB as decimal digits, %d..%llu)\n", name, env,
-                   zero_ok ? 0 : 1, static_cast<unsigned long long>(kMaxBatchTileKib));
-    return false;
-  };
   uint64_t kib = 0;
-  if (read("VITRT_ROW_TILE_KIB", true, &warned_tile, &kib))
+  if (kib_from_env("VITRT_ROW_TILE_KIB", 0, &warned_tile, &kib))
     limits.min_inside_bytes = kib == 0 ? UINT64_MAX : kib * 1024;
-  if (read("VITRT_ROW_BLOCK_KIB", false, &warned_block, &kib)) limits.block_bytes = kib * 1024;
+  if (kib_from_env("VITRT_ROW_BLOCK_KIB", 1, &warned_block, &kib)) limits.block_bytes = kib * 1024;
   return limits;
 }
 

@@ -72,6 +72,10 @@ struct KernelInfo {
   // run() takes only the planned row count or whole batch items (oneDNN's Linear, whose primitives are built
   // for those): the session keeps the kernel out of row tiles, whose blocks have any row count.
   bool fixed_rows = false;
+  // Bit i set: src i is a constant that the kernel copied (packed) when it was created and never reads again;
+  // the session may then give a file-mapped constant's pages back (ConstantData::file_mapped). A kernel that
+  // reads a src at run time, however rarely, leaves its bit clear (the default).
+  uint64_t copied_srcs = 0;
   int reserved_flags = 0;  // reserved for future capabilities
 };
 

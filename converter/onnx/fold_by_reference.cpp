@@ -111,6 +111,7 @@ Status evaluate(ImportContext& cx, const onnx::NodeProto& n, size_t first, std::
       t.constant.data = reinterpret_cast<const uint8_t*>(dst_data[o].get());
       t.constant.size = static_cast<size_t>(dst[o].shape.numel()) * sizeof(float);
       t.constant.owner = dst_data[o];
+      t.constant.file_mapped = false;
     }
   }
   return Status::Ok();

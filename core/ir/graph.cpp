@@ -14,6 +14,7 @@ int32_t Graph::add_constant(const std::string& name, const Shape& shape, std::ve
   t.constant.data = reinterpret_cast<const uint8_t*>(storage->data());
   t.constant.size = storage->size() * sizeof(float);
   t.constant.owner = storage;
+  t.constant.file_mapped = false;
   return add_tensor(std::move(t));
 }
 
@@ -56,14 +57,17 @@ Status Graph::validate_structure() const {
       return bad_model(where + ": bad output count (" + std::to_string(node.outputs.size()) + ")");
     for (int32_t i : node.inputs) {
       if (i == kAbsent) continue;
-      if (i < 0 || i >= nt) return bad_model(where + ": input tensor index " + std::to_string(i) + " out of range");
+      if (i < 0 || i >= nt)
+        return bad_model(where + ": input tensor index " + std::to_string(i) + " out of range");
       if (!written[i])
         return bad_model(where + ": reads tensor '" + tensors[i].name +
                          "' before any op writes it (ops must be in topological order)");
     }
     for (int32_t o : node.outputs) {
-      if (o < 0 || o >= nt) return bad_model(where + ": output tensor index " + std::to_string(o) + " out of range");
-      if (written[o]) return bad_model(where + ": tensor '" + tensors[o].name + "' is written twice or is constant");
+      if (o < 0 || o >= nt)
+        return bad_model(where + ": output tensor index " + std::to_string(o) + " out of range");
+      if (written[o])
+        return bad_model(where + ": tensor '" + tensors[o].name + "' is written twice or is constant");
       written[o] = 1;
     }
   }

@@ -30,6 +30,9 @@ struct ConstantData {
   const uint8_t* data = nullptr;
   size_t size = 0;
   std::shared_ptr<const void> owner;
+  // The bytes lie in a read-only private map of a model file (MappedFile::open): their pages may be given
+  // back to the kernel (MappedFile::drop_pages) and read back from the file if they are touched again.
+  bool file_mapped = false;
 };
 
 struct Tensor {

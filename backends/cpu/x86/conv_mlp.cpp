@@ -233,6 +233,7 @@ Status create_conv_mlp(const std::shared_ptr<Context>& ctx, const KernelPlan& pl
   auto k = std::make_unique<ConvMlpKernel>(plan, ctx, *a, rows, std::move(dw));
   if (!k->ok()) return out_of_memory("ConvMlp '" + plan.node->name + "': cannot allocate the packed weights");
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;
+  info->copied_srcs = 0b101010;  // fc1's and fc2's weights packed, the depthwise weight reordered into dw_
   info->workspace_bytes =
       static_cast<size_t>(ConvMlpKernel::thread_floats(*a, rows, plan.src_shapes[1][1], ch, ctx->bf16) *
                           threads) *

@@ -157,6 +157,7 @@ Status create_conv2d_any_precision(const std::shared_ptr<Context>& ctx, const Ke
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s (channels-last): bf16 packed gemm %s\n",
                  plan.node->name.c_str(), xs.str().c_str(), k->gemm_name());
   info->workspace_bytes = k->workspace_bytes();
+  info->copied_srcs = 0b10;  // the weight, packed in bf16 pairs
   *kernel = std::move(k);
   return Status::Ok();
 }

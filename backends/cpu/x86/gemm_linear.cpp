@@ -64,6 +64,8 @@ class GemmLinearKernel final : public ref::RefKernel {
   }
   bool ok() const { return packed_ && bias_; }
   bool reentrant() const { return constant_bias_ || !has_bias_; }
+  // The weight is packed, a constant bias padded: run() reads neither again.
+  uint64_t copied_srcs() const { return constant_bias_ ? 0b110 : 0b10; }
   const char* gemm_name() const { return gemm_->name; }
   // bf16: per planned thread, one row chunk of x in pairs (at most chunk_tiles(planned rows) row tiles).
   int64_t thread_floats() const {
@@ -189,6 +191,7 @@ Status create_linear_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
                  static_cast<long long>(ws[1]), k->gemm_name());
   info->workspace_bytes = k->workspace_bytes();
   info->reentrant = k->reentrant();
+  info->copied_srcs = k->copied_srcs();
   *kernel = std::move(k);
   return Status::Ok();
 }

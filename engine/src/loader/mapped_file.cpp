@@ -56,6 +56,15 @@ std::shared_ptr<MappedFile> MappedFile::borrow(const void* data, size_t size) {
   return f;
 }
 
+void MappedFile::drop_pages(const void* data, size_t size) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (page == 0 || page > (uintptr_t{1} << 30) || size == 0) return;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data), end = begin + size;
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (end < begin || last <= first) return;
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (owned_ && data_) munmap(const_cast<uint8_t*>(data_), size_);
 }

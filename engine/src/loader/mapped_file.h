@@ -22,6 +22,14 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  // True for open()'s read-only private file map, false for borrow()'s caller memory.
+  bool file_mapped() const { return owned_; }
+
+  // Gives the whole pages inside [data, data + size) of a read-only private file map back to the kernel
+  // (madvise MADV_DONTNEED): they leave the process's resident memory, and a later read maps them from the
+  // file again (the page cache), so the bytes never change. Only for ConstantData::file_mapped bytes: on
+  // anonymous memory the same call would zero them. A failure is ignored (the pages just stay resident).
+  static void drop_pages(const void* data, size_t size);
 
  private:
   MappedFile() = default;

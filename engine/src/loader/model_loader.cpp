@@ -84,6 +84,7 @@ Status check_tensors(const fb::Model& m, const std::shared_ptr<MappedFile>& file
       t.constant.data = file->data() + buf->offset();
       t.constant.size = buf->size();
       t.constant.owner = file;
+      t.constant.file_mapped = file->file_mapped();
       *weight_bytes += buf->size();
     }
     g->tensors.push_back(std::move(t));

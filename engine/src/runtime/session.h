@@ -115,6 +115,8 @@ class Session {
   Status plan(const SessionOptions& options);
   Status make_backend(const SessionOptions& options);
   Status run_planner(const SessionOptions& options);  // graph_ after the passes, max_shapes_
+  void give_back_copied_constants(const Node& node, uint64_t copied_srcs,
+                                  std::vector<uint8_t>* read_at_run) const;
   Status create_kernels(const SessionOptions& options, std::vector<NodeMemoryTraits>* traits,
                         uint64_t* workspace_bytes);
   Status check_memory_limit(const MemoryPlan& plan, uint64_t workspace_bytes,

@@ -18,7 +18,9 @@ constexpr uint64_t kMaxFoldedBytes = 64ull << 20;  // larger results stay ops: f
 class FoldConstantsPass final : public Pass {
  public:
   const char* name() const override { return "fold_constants"; }
-  const char* description() const override { return "evaluate ops whose inputs are all constants at plan time"; }
+  const char* description() const override {
+    return "evaluate ops whose inputs are all constants at plan time";
+  }
 
   Status run(Graph& g, const PassContext&, bool* modified) override {
     std::unique_ptr<Backend> ref = create_reference_backend();
@@ -94,6 +96,7 @@ class FoldConstantsPass final : public Pass {
       t.constant.data = reinterpret_cast<const uint8_t*>(results[o]->data());
       t.constant.size = static_cast<size_t>(kp.dst_shapes[o].numel()) * sizeof(float);
       t.constant.owner = results[o];
+      t.constant.file_mapped = false;  // heap memory: its pages must never be given back
     }
     *folded = true;
     return Status::Ok();
@@ -102,6 +105,8 @@ class FoldConstantsPass final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> create_fold_constants_pass() { return std::make_unique<FoldConstantsPass>(); }
+std::unique_ptr<Pass> create_fold_constants_pass() {
+  return std::make_unique<FoldConstantsPass>();
+}
 
 }  // namespace vitrt

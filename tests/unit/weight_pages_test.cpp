@@ -112,7 +112,10 @@ TEST_CASE("session: packed weights' file pages leave resident memory; lent memor
   // The reference backend reads the weights at run time: they are resident after its run.
   const std::vector<float> ref = run_once(file_model, "ref");
   const long weights_kib = static_cast<long>(w.constant.size / 1024);
-  CHECK(resident_kib(w.constant.data) >= weights_kib);
+  // Without /proc/self/smaps (some sandboxes) the resident sizes cannot be read: the bytes are still checked.
+  const bool smaps = resident_kib(w.constant.data) >= 0;
+  if (!smaps) MESSAGE("/proc/self/smaps unreadable here: resident-size checks skipped");
+  if (smaps) CHECK(resident_kib(w.constant.data) >= weights_kib);
 
   // The x86 backend packs both Linears' weights: a session's creation gives their pages back (its runs do not
   // read them). Some 4 KiB pages at the weights' edges and the flatbuffer's stay.
@@ -126,11 +129,11 @@ TEST_CASE("session: packed weights' file pages leave resident memory; lent memor
     if (!st.ok()) {
       MESSAGE("no x86 backend here (" << st.message() << "): page checks skipped");
     } else {
-      CHECK(resident_kib(w.constant.data) < weights_kib / 4);
+      if (smaps) CHECK(resident_kib(w.constant.data) < weights_kib / 4);
       const std::vector<float> x = test::pseudo_random(2 * 3 * 8 * 8, 3, 1.0f);
       cpu.assign(2 * kOut, NAN);
       REQUIRE(s->run(x.data(), 2, cpu.data(), cpu.size()).ok());
-      CHECK(resident_kib(w.constant.data) < weights_kib / 4);
+      if (smaps) CHECK(resident_kib(w.constant.data) < weights_kib / 4);
       for (size_t i = 0; i < ref.size(); ++i) CHECK(cpu[i] == doctest::Approx(ref[i]).epsilon(1e-4));
     }
   }

@@ -108,10 +108,8 @@ Status evaluate(ImportContext& cx, const onnx::NodeProto& n, size_t first, std::
       Tensor& t = ir.tensors[node.outputs[o]];
       t.is_constant = true;
       t.shape = dst[o].shape;
-      t.constant.data = reinterpret_cast<const uint8_t*>(dst_data[o].get());
-      t.constant.size = static_cast<size_t>(dst[o].shape.numel()) * sizeof(float);
-      t.constant.owner = dst_data[o];
-      t.constant.file_mapped = false;
+      t.constant = ConstantData{reinterpret_cast<const uint8_t*>(dst_data[o].get()),
+                                static_cast<size_t>(dst[o].shape.numel()) * sizeof(float), dst_data[o]};
     }
   }
   return Status::Ok();

@@ -14,7 +14,6 @@ int32_t Graph::add_constant(const std::string& name, const Shape& shape, std::ve
   t.constant.data = reinterpret_cast<const uint8_t*>(storage->data());
   t.constant.size = storage->size() * sizeof(float);
   t.constant.owner = storage;
-  t.constant.file_mapped = false;
   return add_tensor(std::move(t));
 }
 

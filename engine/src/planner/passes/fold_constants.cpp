@@ -93,10 +93,9 @@ class FoldConstantsPass final : public Pass {
       Tensor& t = g.tensors[node.outputs[o]];
       t.shape = kp.dst_shapes[o];
       t.is_constant = true;
-      t.constant.data = reinterpret_cast<const uint8_t*>(results[o]->data());
-      t.constant.size = static_cast<size_t>(kp.dst_shapes[o].numel()) * sizeof(float);
-      t.constant.owner = results[o];
-      t.constant.file_mapped = false;  // heap memory: its pages must never be given back
+      // A whole new ConstantData: heap memory, so file_mapped stays false (its pages are never given back).
+      t.constant = ConstantData{reinterpret_cast<const uint8_t*>(results[o]->data()),
+                                static_cast<size_t>(kp.dst_shapes[o].numel()) * sizeof(float), results[o]};
     }
     *folded = true;
     return Status::Ok();

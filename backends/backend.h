@@ -123,6 +123,12 @@ class Backend {
   // docs/architecture.md §6.1): worth it where a kernel's tensors then stay in the CPU's caches; a device
   // backend would only launch more kernels.
   virtual bool batch_tile() const { return false; }
+  // Whether the session should give its kernels its own copy of each file-mapped constant they read at run
+  // time (KernelInfo::copied_srcs clear), and give the file's pages back (docs/architecture.md §6.3): a CPU
+  // backend that reads weights in place on the hot path. Reading a file mapping there measured periodic
+  // stalls of up to 2x a run's time on a virtualised host, where anonymous memory ran steadily. The reference
+  // backend (an oracle, every weight read in place) and device backends (their own copies) keep the mapping.
+  virtual bool keeps_constants_resident() const { return false; }
   // Calls fn(ctx, t) for every t in [0, threads) on up to `threads` threads of the backend's pool and returns
   // when every call has (a row tile's blocks, docs/architecture.md §6.2). Without a pool: in turn, here.
   virtual void run_parallel(int threads, void (*fn)(void* ctx, int t), void* ctx) const {

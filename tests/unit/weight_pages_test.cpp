@@ -54,6 +54,47 @@ Graph mlp_classifier() {
   return g;
 }
 
+constexpr int64_t kConvIn = 64, kConvOut = 512, kSide = 8;  // the conv's weight: 1.1 MiB, read in place
+
+// image [B,3,8,8] -> stem 3×3 (64, ReLU) -> conv 3×3 (512, ReLU) -> flatten [B,32768] -> fc [B,5]. The
+// conv's weight is past the size the x86 conv packs (1 MiB), so its kernel reads it at every run.
+Graph conv_classifier() {
+  Graph g;
+  const int32_t x = g.add_activation("image", Shape{kDynamicDim, 3, kSide, kSide});
+  g.inputs = {x};
+  Conv2dAttrs conv;
+  conv.pad_h = conv.pad_w = 1;
+  conv.activation = Activation::kRelu;
+  const int32_t stem = g.add_activation("stem", Shape());
+  g.add_node(
+      OpType::kConv2d, conv,
+      {x, g.add_constant("stem.w", Shape{kConvIn, 3, 3, 3}, test::pseudo_random(kConvIn * 27, 10, 0.3f)),
+       kAbsent},
+      {stem}, "stem");
+  const int32_t c = g.add_activation("conv", Shape());
+  g.add_node(OpType::kConv2d, conv,
+             {stem,
+              g.add_constant("conv.w", Shape{kConvOut, kConvIn, 3, 3},
+                             test::pseudo_random(kConvOut * kConvIn * 9, 11, 0.05f)),
+              g.add_constant("conv.b", Shape{kConvOut}, test::pseudo_random(kConvOut, 12))},
+             {c}, "conv");
+  const int32_t flat = g.add_activation("flat", Shape());
+  g.add_node(OpType::kReshape, ReshapeAttrs{{0, -1}}, {c}, {flat}, "flatten");
+  const int64_t features = kConvOut * kSide * kSide;
+  const int32_t y = g.add_activation("logits", Shape());
+  g.add_node(
+      OpType::kLinear, LinearAttrs{},
+      {flat, g.add_constant("fc.w", Shape{kOut, features}, test::pseudo_random(kOut * features, 13, 0.01f)),
+       kAbsent},
+      {y}, "fc");
+  g.outputs = {y};
+  g.metadata.arch = "conv";
+  g.metadata.preprocess.resize_shorter = kSide;
+  g.metadata.preprocess.crop_h = g.metadata.preprocess.crop_w = kSide;
+  REQUIRE(resolve_activation_shapes(&g).ok());
+  return g;
+}
+
 // Resident kB of the mapping of this process that holds `p` (/proc/self/smaps), or -1.
 long resident_kib(const void* p) {
   std::ifstream smaps("/proc/self/smaps");
@@ -78,14 +119,15 @@ const Tensor& tensor_named(const Graph& g, const char* name) {
   return g.tensors[0];
 }
 
-std::vector<float> run_once(const std::shared_ptr<const Model>& model, const char* backend) {
+std::vector<float> run_once(const std::shared_ptr<const Model>& model, const char* backend,
+                            int64_t image_floats = 3 * 8 * 8) {
   SessionOptions o;
   o.backend = backend;
   o.max_batch = 2;
   std::unique_ptr<Session> s;
   Status st = Session::create(model, o, &s);
   REQUIRE_MESSAGE(st.ok(), st.message());
-  const std::vector<float> x = test::pseudo_random(2 * 3 * 8 * 8, 3, 1.0f);
+  const std::vector<float> x = test::pseudo_random(2 * image_floats, 3, 1.0f);
   std::vector<float> y(2 * kOut, NAN);
   st = s->run(x.data(), 2, y.data(), y.size());
   REQUIRE_MESSAGE(st.ok(), st.message());
@@ -158,5 +200,54 @@ TEST_CASE("session: packed weights' file pages leave resident memory; lent memor
   }
   CHECK(std::memcmp(lent, bytes.data(), bytes.size()) == 0);
   std::free(lent);
+  std::remove(path);
+}
+
+TEST_CASE("session: an x86 kernel that reads a file-mapped weight at run time reads the session's own copy") {
+  const Graph g = conv_classifier();
+  char path[] = "/tmp/vitrt_weight_copy_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  REQUIRE(write_model_file(g, path).ok());
+  std::shared_ptr<const Model> model;
+  Status st = load_model(path, &model);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const Tensor& w = tensor_named(model->graph, "conv.w");
+  REQUIRE(w.constant.file_mapped);
+  const int64_t image = 3 * kSide * kSide;
+  const std::vector<float> ref = run_once(model, "ref", image);
+  const long weight_kib = static_cast<long>(w.constant.size / 1024);
+  const bool smaps = resident_kib(w.constant.data) >= 0;
+  if (smaps) CHECK(resident_kib(w.constant.data) >= weight_kib);
+
+  SessionOptions o;
+  o.backend = "cpu";
+  o.max_batch = 2;
+  std::unique_ptr<Session> s;
+  st = Session::create(model, o, &s);
+  if (!st.ok()) {
+    MESSAGE("no x86 backend here (" << st.message() << "): skipped");
+    std::remove(path);
+    return;
+  }
+  // The session's conv weight is its own copy, outside the file's mapping, whose pages went back.
+  int32_t index = -1;
+  for (size_t i = 0; i < s->graph().tensors.size(); ++i)
+    if (s->graph().tensors[i].name == "conv.w") index = static_cast<int32_t>(i);
+  REQUIRE(index >= 0);
+  const uint8_t* copy = reinterpret_cast<const uint8_t*>(s->tensor_data(index));
+  const uint8_t* file = model->file->data();
+  CHECK((copy < file || copy >= file + model->file->size()));
+  CHECK(s->memory().resident_bytes >= w.constant.size);
+  if (smaps) CHECK(resident_kib(w.constant.data) < weight_kib / 4);
+  const std::vector<float> x = test::pseudo_random(2 * image, 3, 1.0f);
+  std::vector<float> y(2 * kOut, NAN);
+  REQUIRE(s->run(x.data(), 2, y.data(), y.size()).ok());
+  // Its runs do not read the file's pages.
+  if (smaps) CHECK(resident_kib(w.constant.data) < weight_kib / 4);
+  for (size_t i = 0; i < ref.size(); ++i) CHECK(y[i] == doctest::Approx(ref[i]).epsilon(1e-4));
+  // The copy has the file's bytes (read last: this maps the pages again).
+  CHECK(std::memcmp(copy, w.constant.data, w.constant.size) == 0);
   std::remove(path);
 }

@@ -88,6 +88,7 @@ class X86Backend final : public Backend {
 
   const char* name() const override { return "cpu"; }
   bool batch_tile() const override { return true; }
+  bool keeps_constants_resident() const override { return true; }
   void run_parallel(int threads, void (*fn)(void* ctx, int t), void* ctx) const override {
     ThreadPool::parallel_for(threads, threads, [&](int64_t b, int64_t e, int) {
       for (int64_t t = b; t < e; ++t) fn(ctx, static_cast<int>(t));

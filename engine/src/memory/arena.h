@@ -16,7 +16,8 @@ class Arena {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
-  Status allocate(size_t bytes, size_t alignment, const char* what);
+  // Touches every page (zeroes it) unless `touch` is false: then the caller writes every byte it reads.
+  Status allocate(size_t bytes, size_t alignment, const char* what, bool touch = true);
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 

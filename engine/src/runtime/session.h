@@ -58,6 +58,7 @@ struct MemoryReport {
   uint64_t activation_lower_bound = 0;
   uint64_t workspace_bytes = 0;
   uint64_t persistent_bytes = 0;  // constants folded at plan time
+  uint64_t resident_bytes = 0;    // the session's copies of file-mapped constants read at run time (§6.3)
 };
 
 class Session {
@@ -117,6 +118,10 @@ class Session {
   Status run_planner(const SessionOptions& options);  // graph_ after the passes, max_shapes_
   void give_back_copied_constants(const Node& node, uint64_t copied_srcs,
                                   std::vector<uint8_t>* read_at_run) const;
+  // The bytes make_constants_resident will copy (64-byte aligned each), and their offsets in resident_.
+  uint64_t plan_resident_constants(const std::vector<uint8_t>& read_at_run);
+  // Copies them and gives their file pages back (Backend::keeps_constants_resident).
+  Status make_constants_resident();
   Status create_kernels(const SessionOptions& options, std::vector<NodeMemoryTraits>* traits,
                         uint64_t* workspace_bytes);
   Status check_memory_limit(const MemoryPlan& plan, uint64_t workspace_bytes,
@@ -157,6 +162,8 @@ class Session {
   int64_t bound_batch_ = 0;
   Arena activations_;
   Arena workspace_;
+  Arena resident_;                         // copies of file-mapped constants read at run time
+  std::vector<uint64_t> resident_offset_;  // per tensor: its copy's offset in resident_, or kNotResident
   MemoryReport memory_;
   ArenaGuard guard_;  // only with options_.guard_arena
   std::vector<double> step_seconds_;

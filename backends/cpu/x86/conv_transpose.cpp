@@ -148,6 +148,7 @@ Status create_conv_transpose(const std::shared_ptr<Context>& ctx, const KernelPl
   if (!k->ok())
     return out_of_memory("ConvTranspose '" + plan.node->name + "': cannot allocate the transposed weight");
   info->workspace_bytes = k->workspace_bytes();
+  info->copied_srcs = 0b10;  // the weight, transposed; the bias is read at run time
   if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: ConvTranspose '%s' %s -> %s: packed gemm panels + col2im\n",
                  plan.node->name.c_str(), xs.str().c_str(), plan.dst_shapes[0].str().c_str());

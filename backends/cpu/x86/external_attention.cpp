@@ -237,6 +237,7 @@ Status create_external_attention(const std::shared_ptr<Context>& ctx, const Kern
   if (!k->ok())
     return out_of_memory("ExternalAttention '" + plan.node->name + "': cannot allocate the packed weights");
   info->workspace_bytes = static_cast<size_t>(l.total) * sizeof(float);
+  info->copied_srcs = 0b11110;  // the memory's weights and biases, packed and padded at creation
   *kernel = std::move(k);
   return Status::Ok();
 }

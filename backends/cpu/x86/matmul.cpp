@@ -205,6 +205,7 @@ Status create_matmul(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
     return out_of_memory("MatMul '" + plan.node->name + "': cannot allocate the packed constant operand " +
                          bs.str());
   info->workspace_bytes = k->workspace_bytes();
+  if (constant_input(plan, 1)) info->copied_srcs = 0b10;  // b, packed; a run-time b is packed per run
   if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: MatMul '%s' %s%s · %s%s: packed gemm\n", plan.node->name.c_str(),
                  as.str().c_str(), constant_input(plan, 0) ? " (constant)" : "", bs.str().c_str(),

@@ -257,6 +257,7 @@ Status create_reused_attention(const std::shared_ptr<Context>& ctx, const Kernel
                                               up16(ReusedAttentionKernel::bf16_floats(gbf, s[2], ncolp)) +
                                               ReusedAttentionKernel::thread_floats(up16(s[3])) * threads) *
                           sizeof(float);
+  info->copied_srcs = 0b111100;  // Θ, θ_b, Ψ, ψ_b: packed or padded at creation
   *kernel = std::make_unique<ReusedAttentionKernel>(plan, simd, gbf, a->num_heads);
   return Status::Ok();
 }

@@ -119,6 +119,18 @@ const Tensor& tensor_named(const Graph& g, const char* name) {
   return g.tensors[0];
 }
 
+// Writes `g` to a new file named from `path` (a mkstemp template, rewritten in place) and loads it.
+std::shared_ptr<const Model> write_and_load(const Graph& g, char* path) {
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  REQUIRE(write_model_file(g, path).ok());
+  std::shared_ptr<const Model> model;
+  const Status st = load_model(path, &model);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  return model;
+}
+
 std::vector<float> run_once(const std::shared_ptr<const Model>& model, const char* backend,
                             int64_t image_floats = 3 * 8 * 8) {
   SessionOptions o;
@@ -139,14 +151,8 @@ std::vector<float> run_once(const std::shared_ptr<const Model>& model, const cha
 TEST_CASE("session: packed weights' file pages leave resident memory; lent memory is never touched") {
   const Graph g = mlp_classifier();
   char path[] = "/tmp/vitrt_weight_pages_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(write_model_file(g, path).ok());
-
-  std::shared_ptr<const Model> file_model;
-  Status st = load_model(path, &file_model);
-  REQUIRE_MESSAGE(st.ok(), st.message());
+  const std::shared_ptr<const Model> file_model = write_and_load(g, path);
+  Status st;
   const Tensor& w = tensor_named(file_model->graph, "fc1.w");
   REQUIRE(w.constant.file_mapped);
   REQUIRE(w.constant.size == static_cast<size_t>(kHidden * kIn) * sizeof(float));
@@ -206,13 +212,7 @@ TEST_CASE("session: packed weights' file pages leave resident memory; lent memor
 TEST_CASE("session: an x86 kernel that reads a file-mapped weight at run time reads the session's own copy") {
   const Graph g = conv_classifier();
   char path[] = "/tmp/vitrt_weight_copy_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(write_model_file(g, path).ok());
-  std::shared_ptr<const Model> model;
-  Status st = load_model(path, &model);
-  REQUIRE_MESSAGE(st.ok(), st.message());
+  const std::shared_ptr<const Model> model = write_and_load(g, path);
   const Tensor& w = tensor_named(model->graph, "conv.w");
   REQUIRE(w.constant.file_mapped);
   const int64_t image = 3 * kSide * kSide;
@@ -225,7 +225,7 @@ TEST_CASE("session: an x86 kernel that reads a file-mapped weight at run time re
   o.backend = "cpu";
   o.max_batch = 2;
   std::unique_ptr<Session> s;
-  st = Session::create(model, o, &s);
+  const Status st = Session::create(model, o, &s);
   if (!st.ok()) {
     MESSAGE("no x86 backend here (" << st.message() << "): skipped");
     std::remove(path);

@@ -25,6 +25,11 @@ constexpr uint64_t kAlignment = 64;  // AVX-512 loads
 constexpr uint64_t kOverread = 64;   // kernels may read up to one vector past a tensor's end
 constexpr uint64_t kNotResident = UINT64_MAX;
 
+// The bytes a constant's copy takes in the session's block: its data, the kernels' over-read, aligned.
+uint64_t resident_span(uint64_t bytes) {
+  return (bytes + kOverread + kAlignment - 1) / kAlignment * kAlignment;
+}
+
 uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return UINT64_MAX;
@@ -268,7 +273,7 @@ uint64_t Session::plan_resident_constants(const std::vector<uint8_t>& read_at_ru
       continue;
     resident_offset_[t] = bytes;
     // Each size is that of a verified tensor inside the mapped file: the sum stays far below 2^63.
-    bytes += (tensor.constant.size + kOverread + kAlignment - 1) / kAlignment * kAlignment;
+    bytes += resident_span(tensor.constant.size);
   }
   return bytes;
 }
@@ -282,16 +287,15 @@ Status Session::make_constants_resident() {
     if (resident_offset_[t] == kNotResident) continue;
     const ConstantData& c = graph_.tensors[t].constant;
     uint8_t* dst = resident_.data() + resident_offset_[t];
-    const uint64_t end = (c.size + kOverread + kAlignment - 1) / kAlignment * kAlignment;
     std::memcpy(dst, c.data, c.size);
-    std::memset(dst + c.size, 0, end - c.size);  // what the kernels' over-read sees
+    std::memset(dst + c.size, 0, resident_span(c.size) - c.size);  // what the kernels' over-read sees
     MappedFile::drop_pages(c.data, c.size);
   }
   return Status::Ok();
 }
 
-// The plan (activations + workspace + persistent constants) against max_memory_bytes or this machine's
-// memory; a refusal names the largest activation.
+// The plan (activations + workspace + persistent constants + the weights' copies) against max_memory_bytes or
+// this machine's memory; a refusal names the largest activation.
 Status Session::check_memory_limit(const MemoryPlan& plan, uint64_t workspace_bytes,
                                    const SessionOptions& options) const {
   const uint64_t limit = options.max_memory_bytes ? options.max_memory_bytes : physical_memory_bytes();
@@ -305,6 +309,9 @@ Status Session::check_memory_limit(const MemoryPlan& plan, uint64_t workspace_by
     if (place[i].arena == ArenaKind::kActivations && place[i].bytes > place[largest].bytes) largest = i;
   return out_of_memory("the plan at batch " + std::to_string(options.max_batch) + " needs " + gib(planned) +
                        " (activations " + gib(plan.activation_bytes) + ", workspace " + gib(workspace_bytes) +
+                       (memory_.resident_bytes
+                            ? ", copies of weights read at run time " + gib(memory_.resident_bytes)
+                            : std::string()) +
                        "), more than the session's memory limit of " + gib(limit) +
                        (options.max_memory_bytes ? "" : " (this machine's memory)") +
                        "; its largest tensor is '" + graph_.tensors[largest].name + "' " +

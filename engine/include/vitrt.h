@@ -264,13 +264,14 @@ typedef struct vitrt_plan_info {
 VITRT_API vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan_info_t* info);
 
 /* API version 6: steps first..last run in tiles (docs/architecture.md §6.1, §6.2): the batch tile ("batch",
- * image by image at batch > 1) first if there is one, then the row tiles ("rows", block of rows by block of
- * rows at every batch) in step order. */
+ * image by image at batch > 1) first if there is one, then the batch trunk ("trunk", at batch > 1 each thread
+ * runs its own images through these steps, the batch tile's image by image) if there is one, then the row
+ * tiles ("rows", block of rows by block of rows at every batch) in step order. */
 typedef struct vitrt_tile_info {
   size_t struct_size;
-  const char* kind; /* "batch" or "rows" */
+  const char* kind; /* "batch", "trunk" or "rows" */
   int32_t first_step, last_step;
-  int64_t block;   /* images (1) or rows per block */
+  int64_t block;   /* images (1; a trunk: the most images one thread runs) or rows per block */
   int32_t threads; /* blocks run at once: 1, or the session's threads (each its own block, kernels at 1) */
 } vitrt_tile_info_t;
 VITRT_API vitrt_status_t vitrt_session_get_tile(const vitrt_session_t* session, int32_t index,

@@ -160,9 +160,64 @@ TEST_CASE("batch tile: the leading per-image steps run image by image, same outp
       CHECK(tile_last(*tiled) == step_of(*tiled, "pool"));
       CHECK(step_of(*tiled, "residual") >= 3);
       CHECK(tile_last(*untiled) == -1);
+      // cpu: every kernel of the per-image steps is reentrant, so its two threads run images side by side
+      // over them (batch 3: one image on the first, two on the second); ref's kernels are not.
+      const bool cpu = std::string(backend) == "cpu";
+      CHECK(tiled->batch_trunk_slots() == (cpu ? 2 : 1));
+      if (cpu) CHECK(tiled->batch_trunk().last == tile_last(*tiled));
+      CHECK(untiled->batch_trunk_slots() == 1);  // min_image_bytes UINT64_MAX: neither
       check_same_outputs(*tiled, *untiled, 3, 17, std::string(backend) == "ref" ? 0.0 : 1e-5);
     }
   }
+}
+
+TEST_CASE("batch trunk: each thread runs its images image by image over the tile, then together") {
+  // Weights over 900 bytes end the tile after expand (dw's 24 × 9 floats and bias); the trunk runs on to
+  // the max pool: dw, project, the residual and the pool run at each thread's images at once, reading the
+  // tile's boundary tensors (the stem's and expand's outputs) from the thread's slot.
+  BatchTileLimits early;
+  early.min_image_bytes = 1024;
+  early.max_weight_bytes = 900;
+  BatchTileLimits off;
+  off.min_image_bytes = UINT64_MAX;
+  for (const Config& k : {Config{}, Config{9, 16, 8, 24}}) {
+    CAPTURE(k.h);
+    std::vector<uint8_t> storage;
+    const auto model = load(build(k), &storage);
+    for (int64_t max_batch : {2, 3, 5}) {
+      CAPTURE(max_batch);
+      auto tiled = tiled_session(model, "cpu", max_batch, early);
+      auto untiled = tiled_session(model, "cpu", max_batch, off);
+      CHECK(tile_last(*tiled) == step_of(*tiled, "expand"));
+      CHECK(tiled->batch_trunk_slots() == 2);
+      CHECK(tiled->batch_trunk().last == step_of(*tiled, "pool"));
+      check_same_outputs(*tiled, *untiled, max_batch, 23, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("batch trunk: only with every kernel reentrant and more than one thread") {
+  BatchTileLimits small;
+  small.min_image_bytes = 1024;
+  std::vector<uint8_t> storage;
+  // opt_level 0 keeps project_relu a standalone Relu: the reference kernel, not reentrant.
+  Config k;
+  k.project_relu = true;
+  const auto model = load(build(k), &storage);
+  auto plain = tiled_session(model, "cpu", 3, small, 0);
+  CHECK(tile_last(*plain) >= step_of(*plain, "project_relu"));
+  CHECK(plain->batch_trunk_slots() == 1);
+  CHECK(plain->batch_trunk().last == -1);
+  SessionOptions o;
+  o.backend = "cpu";
+  o.max_batch = 3;
+  o.num_threads = 1;
+  o.batch_tile = small;
+  std::vector<uint8_t> storage_one;
+  std::unique_ptr<Session> one;
+  REQUIRE(Session::create(load(build(Config{}), &storage_one), o, &one).ok());
+  CHECK(tile_last(*one) >= 1);
+  CHECK(one->batch_trunk_slots() == 1);
 }
 
 TEST_CASE("batch tile: near misses get no tile or a shorter one") {

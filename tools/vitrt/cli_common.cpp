@@ -234,6 +234,10 @@ void print_tiles(const api::Session& session) {
   for (const api::TileInfo& t : tiles) {
     if (t.kind == "batch")
       std::printf("  steps %d..%d: image by image at batch > 1\n", t.first_step, t.last_step);
+    else if (t.kind == "trunk")
+      std::printf(
+          "  steps %d..%d: at batch > 1, %d threads side by side, each on its own images (up to %lld)\n",
+          t.first_step, t.last_step, t.threads, static_cast<long long>(t.block));
     else
       std::printf("  steps %d..%d: %lld rows per block%s\n", t.first_step, t.last_step,
                   static_cast<long long>(t.block),

@@ -134,6 +134,7 @@ Status create_conv2d_depthwise(const std::shared_ptr<Context>& ctx, const Kernel
     return Status::Ok();  // scratch past kScratchLimit (or sizes past int64): the reference kernel
   auto k = std::make_unique<DepthwiseKernel>(plan, ctx, *a, layout);
   info->workspace_bytes = k->workspace_bytes();
+  info->reentrant = true;  // compute keeps no state; its scratch is the workspace it is given
   *kernel = std::move(k);
   return Status::Ok();
 }

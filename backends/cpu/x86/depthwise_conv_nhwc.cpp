@@ -97,6 +97,7 @@ Status create_conv2d_channels_last(const std::shared_ptr<Context>& ctx, const Ke
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t k = 0; k < kh * kw; ++k) wt[static_cast<size_t>(k * c + ch)] = w->f32()[ch * kh * kw + k];
   *kernel = std::make_unique<DepthwiseNhwcKernel>(plan, ctx, *a, std::move(wt));
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

@@ -250,6 +250,7 @@ Status create_conv2d_gemm(const std::shared_ptr<Context>& ctx, const KernelPlan&
   auto k = std::make_unique<GemmConvKernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
   info->workspace_bytes = k->workspace_bytes();
+  info->reentrant = true;  // compute keeps no state; its scratch is the workspace it is given
   if (k->weight_packed()) info->copied_srcs = 0b10;  // else the weight is read in place at every run
   if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: im2col panels + packed gemm (weight %s, %s%s)\n",

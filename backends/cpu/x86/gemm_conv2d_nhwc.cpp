@@ -140,6 +140,7 @@ Status create_conv2d_nhwc_gemm(const std::shared_ptr<Context>& ctx, const Kernel
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s (channels-last): packed gemm\n", plan.node->name.c_str(),
                  xs.str().c_str());
   info->workspace_bytes = k->workspace_bytes();
+  info->reentrant = true;    // compute keeps no state; its scratch is the workspace it is given
   info->copied_srcs = 0b10;  // the weight, packed
   *kernel = std::move(k);
   return Status::Ok();

@@ -216,6 +216,7 @@ Status create_conv2d_rows(const std::shared_ptr<Context>& ctx, const KernelPlan&
   auto k = std::make_unique<GemmConvRowsKernel>(plan, ctx, *a);
   if (!k->ok()) return out_of_memory("Conv2d '" + plan.node->name + "': cannot allocate the packed weight");
   info->workspace_bytes = k->workspace_bytes();
+  info->reentrant = true;    // compute keeps no state; its scratch is the workspace it is given
   info->copied_srcs = 0b10;  // the weight, packed
   if (ctx->options.verbose)
     std::fprintf(stderr, "vitrt x86: Conv2d '%s' %s -> %s: pixel-row packed gemm (weight %s, %s)\n",

@@ -67,10 +67,11 @@ class Pool2dKernel final : public ref::RefKernel {
 }  // namespace
 
 Status create_pool2d(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
-                     std::unique_ptr<Kernel>* kernel, KernelInfo*) {
+                     std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   const Pool2dAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   *kernel = std::make_unique<Pool2dKernel>(plan, ctx, *a);
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

@@ -133,6 +133,7 @@ Status create_squeeze_excite(const std::shared_ptr<Context>& ctx, const KernelPl
       !checked_mul(floats, static_cast<int64_t>(sizeof(float)), &floats))
     return bad_model("SqueezeExcite '" + plan.node->name + "': workspace size overflows");
   info->workspace_bytes = static_cast<size_t>(floats);
+  info->reentrant = true;  // compute keeps no state; its scratch is the workspace it is given
   info->may_inplace = true;
   *kernel = std::make_unique<SqueezeExciteKernel>(plan, ctx, *a);
   return Status::Ok();

@@ -113,6 +113,7 @@ Status create_unary(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
   if (!unary_attrs_problem(*a).empty()) return Status::Ok();  // the reference reports it
   *kernel = std::make_unique<UnaryKernel>(plan, ctx, *a);
   info->may_inplace = true;
+  info->reentrant = true;  // compute keeps no state
   return Status::Ok();
 }
 

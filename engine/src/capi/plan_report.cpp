@@ -57,7 +57,8 @@ vitrt_status_t vitrt_session_get_plan(const vitrt_session_t* session, vitrt_plan
     r.persistent_bytes = m.persistent_bytes;
     r.profiled_runs = s.profiled_runs();
     r.precision = s.precision_report().c_str();
-    r.num_tiles = static_cast<int32_t>(s.row_tiles().size()) + (s.batch_tile().last >= s.batch_tile().first);
+    r.num_tiles = static_cast<int32_t>(s.row_tiles().size()) + (s.batch_tile().last >= s.batch_tile().first) +
+                  (s.batch_trunk_slots() > 1);
     return copy_info(r, info);
   });
 }
@@ -68,9 +69,9 @@ vitrt_status_t vitrt_session_get_tile(const vitrt_session_t* session, int32_t in
     if (vitrt_status_t st = check_info(info, "vitrt_session_get_tile")) return st;
     if (!session) return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_tile: null session");
     const vitrt::Session& s = *session->session;
-    const vitrt::StepRange batch = s.batch_tile();
-    const bool has_batch = batch.last >= batch.first;
-    const size_t tiles = s.row_tiles().size() + has_batch;
+    const vitrt::StepRange batch = s.batch_tile(), trunk = s.batch_trunk();
+    const bool has_batch = batch.last >= batch.first, has_trunk = s.batch_trunk_slots() > 1;
+    const size_t tiles = s.row_tiles().size() + has_batch + has_trunk;
     if (index < 0 || static_cast<size_t>(index) >= tiles)
       return fail(VITRT_ERR_INVALID_ARGUMENT, "vitrt_session_get_tile: tile " + std::to_string(index) +
                                                   " outside 0.." + std::to_string(tiles) + " (exclusive)");
@@ -81,8 +82,13 @@ vitrt_status_t vitrt_session_get_tile(const vitrt_session_t* session, int32_t in
       r.first_step = batch.first, r.last_step = batch.last;
       r.block = 1;
       r.threads = 1;
+    } else if (has_trunk && index == has_batch) {
+      r.kind = "trunk";
+      r.first_step = trunk.first, r.last_step = trunk.last;
+      r.block = (s.options().max_batch + s.batch_trunk_slots() - 1) / s.batch_trunk_slots();
+      r.threads = s.batch_trunk_slots();
     } else {
-      const vitrt::RowTile& t = s.row_tiles()[static_cast<size_t>(index) - has_batch];
+      const vitrt::RowTile& t = s.row_tiles()[static_cast<size_t>(index) - has_batch - has_trunk];
       r.kind = "rows";
       r.first_step = t.steps.first, r.last_step = t.steps.last;
       r.block = t.block_rows;

@@ -107,6 +107,10 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
       if (!g.tensors[i].is_constant && life[i].last >= 0 && lives_inside(life[i], tile))
         life[i] = {tile.first, tile.last};
   if (options.batch_tile.last >= options.batch_tile.first) tiles.push_back(options.batch_tile);
+  const StepRange trunk = options.batch_trunk;
+  const bool slotted = options.batch_trunk_slots > 1 && trunk.last >= trunk.first;
+  if (slotted) tiles.push_back(trunk);
+  const std::vector<Lifetime> own_life = life;  // before the tiles stretch boundary lifetimes
   for (const StepRange& tile : tiles) {
     // The tile's boundary activations (not constants, not the caller's input) live through all of it.
     for (size_t i = 0; i < nt; ++i) {
@@ -122,7 +126,10 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
     share_storage(g, shapes, traits, tiles, &life, &plan);
 
   plan.placements.resize(nt);
-  std::vector<ArenaRequest> requests(nt);  // one block per activation that is its own root
+  // One block per activation that is its own root; with a batch trunk, its interior roots in their own plan
+  // (slot_requests) and one more block, at index nt, for all the slots.
+  std::vector<ArenaRequest> requests(nt + 1), slot_requests(slotted ? nt : 0);
+  auto in_slot = [&](size_t i) { return slotted && lives_inside(own_life[i], trunk); };
   for (size_t i = 0; i < nt; ++i) {
     TensorPlacement& p = plan.placements[i];
     p = place_outside_arena(g, shapes, life, options, i);
@@ -133,14 +140,25 @@ MemoryPlan plan_memory(const Graph& g, const std::vector<Shape>& shapes,
       p.life.last = life[root].last;  // shares its root's block
       continue;
     }
-    requests[i].size = p.bytes;
-    requests[i].life = life[i];
+    (in_slot(i) ? slot_requests[i] : requests[i]) = ArenaRequest{p.bytes, life[i]};
+  }
+  ArenaPlan slots;
+  if (slotted) {
+    slots = plan_arena(slot_requests, options.alignment, options.padding, options.preserve_intermediates);
+    const uint64_t a = std::max<uint64_t>(options.alignment, 1);
+    plan.trunk_slot_bytes = (slots.peak + a - 1) / a * a;
+    requests[nt].size = plan.trunk_slot_bytes * static_cast<uint64_t>(options.batch_trunk_slots);
+    requests[nt].life = {trunk.first, trunk.last};
   }
   const ArenaPlan arena =
       plan_arena(requests, options.alignment, options.padding, options.preserve_intermediates);
-  for (size_t i = 0; i < nt; ++i)
-    if (plan.placements[i].arena == ArenaKind::kActivations)
-      plan.placements[i].offset = arena.offsets[plan.root[i]];
+  for (size_t i = 0; i < nt; ++i) {
+    if (plan.placements[i].arena != ArenaKind::kActivations) continue;
+    const int32_t root = plan.root[i];
+    plan.placements[i].offset = in_slot(static_cast<size_t>(root))
+                                    ? arena.offsets[nt] + slots.offsets[static_cast<size_t>(root)]
+                                    : arena.offsets[static_cast<size_t>(root)];
+  }
   plan.activation_bytes = arena.peak;
   plan.activation_lower_bound = arena.lower_bound;
 

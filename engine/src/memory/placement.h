@@ -57,6 +57,13 @@ struct PlacementOptions {
   // steps after image b wrote its slice of them), and no in-place write joins a boundary and an interior
   // tensor (they sit at different slices).
   StepRange batch_tile;
+  // A batch trunk (runtime/batch_tile.h): steps whose images `batch_trunk_slots` threads run side by side,
+  // thread t on its own images and its own slot of every trunk-interior tensor. Those tensors (produced and
+  // last read inside the trunk; the caller passes their shapes at one slot's images) are planned apart, with
+  // their own lifetimes, into a slot block that is repeated once per thread and lives through the trunk; the
+  // trunk's boundary tensors follow the batch tile's two rules. None unless batch_trunk_slots > 1.
+  StepRange batch_trunk;
+  int batch_trunk_slots = 1;
   // Row tiles (runtime/row_tile.h), the same two rules for each: block k + 1 runs the chain's first steps
   // after block k wrote its rows of a later crossing tensor, and crossing tensors are seen at the block's row
   // slice, inside ones at slice 0. The caller passes the inside tensors' shapes at one block's rows per
@@ -73,7 +80,10 @@ struct MemoryPlan {
   uint64_t activation_bytes = 0;        // the activation arena's size (the plan's peak)
   uint64_t activation_lower_bound = 0;  // the most bytes live at any one step
   uint64_t persistent_bytes = 0;        // constants made at plan time
-  uint64_t weight_bytes = 0;            // constants in the file that the graph reads
+  // With a batch trunk: the bytes of one thread's slot (a multiple of the alignment); slot t of a
+  // trunk-interior tensor is at its placement's offset + t x this.
+  uint64_t trunk_slot_bytes = 0;
+  uint64_t weight_bytes = 0;  // constants in the file that the graph reads
 };
 
 // Bytes of `t` with shape `shape`; a shape whose element count overflows reads as larger than any limit.

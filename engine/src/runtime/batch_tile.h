@@ -6,6 +6,10 @@
 // by image the same steps touch 3 MB that stays in the L3 cache, and every image reuses the bytes of the
 // first image's interior tensors. The session runs the chosen steps once per image (each kernel at batch 1
 // on the image's slice of its boundary tensors) and the rest of the graph at the full batch.
+//
+// With more than one thread and reentrant kernels, the session also takes the same run without the size limits
+// as its batch trunk (Session::choose_batch_trunk, docs/architecture.md §6.1): each thread runs its own images
+// through it, the tile's steps image by image, in its own slot of the interior tensors.
 #include <atomic>
 #include <cstdint>
 #include <vector>

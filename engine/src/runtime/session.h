@@ -93,6 +93,11 @@ class Session {
   void reset_profile();
   // The steps run image by image at batch > 1 (none: last < first).
   const StepRange& batch_tile() const { return batch_tile_; }
+  // The steps whose images the threads run side by side at batch > 1, each thread its own images (the batch
+  // tile's image by image first, the rest at the thread's images), and how many threads
+  // (runtime/batch_tile.h); none (last < first) and 1 unless the plan chose one.
+  const StepRange& batch_trunk() const { return batch_trunk_; }
+  int batch_trunk_slots() const { return trunk_slots_; }
   // The step chains run block of rows by block of rows, in step order (at every batch).
   const std::vector<RowTile>& row_tiles() const { return row_tiles_; }
   // After run: the data and shape of any tensor still in memory (all of them with preserve_intermediates).
@@ -133,6 +138,13 @@ class Session {
   Status bind_batch(int64_t batch);
   // Steps batch_tile_ once per image of a `batch` > 1 (runtime/batch_tile.h).
   Status run_batch_tile(int64_t batch, KernelArgs* args);
+  // The batch trunk's threads, each on images [first, end) of `batch`, its own slot of the trunk's interior
+  // tensors and its own share of the workspace (run_trunk_slot).
+  Status run_batch_trunk(int64_t batch, KernelArgs* args);
+  Status run_trunk_slot(int64_t batch, int64_t first, int64_t end, int slot, const KernelArgs& args);
+  // The batch trunk (none when it would not pay or cannot run: fewer than two threads, a kernel that is not
+  // reentrant, an interior slice off the alignment) into batch_trunk_, trunk_slots_, trunk_inside_.
+  void choose_batch_trunk(const SessionOptions& options);
   // Row tile `tile`'s steps once per block of rows (runtime/row_tile.h), its blocks on tile.slots threads.
   Status run_row_tile(const RowTile& tile, KernelArgs* args);
   // Blocks [first, end) of `tile` in turn, with the inside tensors' slot `slot`.
@@ -170,6 +182,11 @@ class Session {
   int64_t profiled_runs_ = 0;
   StepRange batch_tile_;             // none (last < first) unless the plan chose one
   std::vector<int8_t> tile_inside_;  // per tensor: 1 for the tile's interior activations (lives_inside)
+  StepRange batch_trunk_;            // none unless trunk_slots_ > 1
+  int trunk_slots_ = 1;              // threads running the trunk's images side by side
+  int64_t trunk_images_ = 1;         // the most images one trunk thread runs: max_batch / threads, rounded up
+  uint64_t trunk_slot_bytes_ = 0;    // MemoryPlan::trunk_slot_bytes
+  std::vector<int8_t> trunk_inside_;  // per tensor: 1 for the trunk's interior activations
   std::vector<RowTile> row_tiles_;
   std::vector<int8_t> row_inside_;     // per tensor: 1 for the activations living inside a row tile
   uint64_t slot_workspace_bytes_ = 0;  // each row-tile thread's share of the workspace

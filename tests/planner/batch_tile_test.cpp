@@ -15,6 +15,7 @@
 
 #include "arch/graph_builder.h"
 #include "graph_session_util.h"
+#include "vitrt.h"
 
 using namespace vitrt;
 using namespace vitrt::convert;
@@ -380,4 +381,34 @@ TEST_CASE("batch tile: image slices that would break the backend's alignment get
     check_same_outputs(*tiled, *tiled_session(short_pool, backend, 3, off), 3, 31,
                        std::string(backend) == "ref" ? 0.0 : 1e-5);
   }
+}
+
+TEST_CASE("batch trunk: the C API reports it as a tile of kind trunk") {
+  // The default limits give the test graph no batch tile (its activations are a few KiB per image); the trunk
+  // has no size limits, so it is the only tile: steps 0 .. the max pool, 2 threads, up to 2 of 3 images each.
+  std::vector<uint8_t> bytes;
+  REQUIRE(write_model_memory(build(Config{}), &bytes).ok());
+  vitrt_model_t* model = nullptr;
+  REQUIRE(vitrt_model_load_from_memory(bytes.data(), bytes.size(), &model) == VITRT_OK);
+  vitrt_session_options_t o = vitrt_session_default_options();
+  o.backend = VITRT_BACKEND_CPU;
+  o.num_threads = 2;
+  o.max_batch = 3;
+  vitrt_session_t* session = nullptr;
+  REQUIRE(vitrt_session_create(model, &o, &session) == VITRT_OK);
+  vitrt_plan_info_t plan = {};
+  plan.struct_size = sizeof plan;
+  REQUIRE(vitrt_session_get_plan(session, &plan) == VITRT_OK);
+  CHECK(plan.num_tiles == 1);
+  vitrt_tile_info_t tile = {};
+  tile.struct_size = sizeof tile;
+  REQUIRE(vitrt_session_get_tile(session, 0, &tile) == VITRT_OK);
+  CHECK(std::string(tile.kind) == "trunk");
+  CHECK(tile.first_step == 0);
+  CHECK(tile.last_step >= 4);  // stem, expand, dw, project (+ the residual), the pool
+  CHECK(tile.threads == 2);
+  CHECK(tile.block == 2);
+  CHECK(vitrt_session_get_tile(session, 1, &tile) == VITRT_ERR_INVALID_ARGUMENT);
+  vitrt_session_free(session);
+  vitrt_model_free(model);
 }

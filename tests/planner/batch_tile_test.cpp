@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -387,14 +386,11 @@ TEST_CASE("batch tile: image slices that would break the backend's alignment get
 TEST_CASE("batch trunk: the C API reports it as a tile of kind trunk") {
   // The default limits give the test graph no batch tile (its activations are a few KiB per image); the trunk
   // has no size limits, so it is the only tile: steps 0 .. the max pool, 2 threads, up to 2 of 3 images each.
-  std::vector<uint8_t> bytes, storage;
-  REQUIRE(write_model_memory(build(Config{}), &bytes).ok());
-  storage.assign(bytes.size() + 64, 0);  // vitrt_model_load_from_memory takes 64-byte aligned data
-  uint8_t* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-  std::memcpy(aligned, bytes.data(), bytes.size());
+  std::vector<uint8_t> storage;
+  size_t size = 0;
+  const uint8_t* bytes = model_bytes(build(Config{}), &storage, &size);
   vitrt_model_t* model = nullptr;
-  REQUIRE_MESSAGE(vitrt_model_load_from_memory(aligned, bytes.size(), &model) == VITRT_OK,
-                  vitrt_last_error_message());
+  REQUIRE_MESSAGE(vitrt_model_load_from_memory(bytes, size, &model) == VITRT_OK, vitrt_last_error_message());
   vitrt_session_options_t o = vitrt_session_default_options();
   o.backend = VITRT_BACKEND_CPU;
   o.num_threads = 2;

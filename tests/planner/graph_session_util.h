@@ -44,14 +44,23 @@ inline Graph finish_image_graph(convert::GraphBuilder& b, int64_t h, int64_t w) 
   return g;
 }
 
-inline std::shared_ptr<const Model> load(const Graph& g, std::vector<uint8_t>* storage) {
+// `g` as a model file in *storage, 64-byte aligned as loading from memory requires; its first byte, *size
+// set.
+inline const uint8_t* model_bytes(const Graph& g, std::vector<uint8_t>* storage, size_t* size) {
   std::vector<uint8_t> bytes;
   REQUIRE(write_model_memory(g, &bytes).ok());
   storage->assign(bytes.size() + 64, 0);
   uint8_t* aligned = storage->data() + (64 - reinterpret_cast<uintptr_t>(storage->data()) % 64) % 64;
   std::memcpy(aligned, bytes.data(), bytes.size());
+  *size = bytes.size();
+  return aligned;
+}
+
+inline std::shared_ptr<const Model> load(const Graph& g, std::vector<uint8_t>* storage) {
+  size_t size = 0;
+  const uint8_t* aligned = model_bytes(g, storage, &size);
   std::shared_ptr<const Model> m;
-  Status st = load_model_from_memory(aligned, bytes.size(), &m);
+  Status st = load_model_from_memory(aligned, size, &m);
   REQUIRE_MESSAGE(st.ok(), st.message());
   return m;
 }

@@ -510,34 +510,65 @@ Status Session::run_step(size_t s, const KernelArgs& args, bool timed) {
   return Status::Ok();
 }
 
+template <class View>
+Status Session::run_steps_viewed(int first, int last, const View& view, KernelArgs* a, bool timed) {
+  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
+  for (int s = first; s <= last; ++s) {
+    const Step& step = steps_[s];
+    a->num_src = step.num_src;
+    for (int i = 0; i < step.num_src; ++i) {
+      a->src[i] = nullptr;
+      if (step.src[i] == kAbsent) continue;
+      view(step.src[i], &src[i]);
+      a->src[i] = &src[i];
+    }
+    a->num_dst = step.num_dst;
+    for (int o = 0; o < step.num_dst; ++o) {
+      view(step.dst[o], &dst[o]);
+      a->dst[o] = &dst[o];
+    }
+    VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *a, timed));
+  }
+  return Status::Ok();
+}
+
+template <class Fn>
+Status Session::run_slots(int slots, const KernelArgs& args, const Fn& fn) {
+  struct Job {
+    Session* session;
+    const KernelArgs* args;
+    const Fn* fn;
+  } job{this, &args, &fn};
+  backend_->run_parallel(
+      slots,
+      [](void* p, int t) {
+        const Job& j = *static_cast<const Job*>(p);
+        Session& self = *j.session;
+        KernelArgs a = *j.args;
+        a.num_threads = 1;
+        a.workspace =
+            static_cast<uint8_t*>(a.workspace) + static_cast<uint64_t>(t) * self.slot_workspace_bytes_;
+        a.workspace_bytes = self.slot_workspace_bytes_;
+        self.slot_status_[t] = (*j.fn)(t, a);
+      },
+      &job);
+  for (int t = 0; t < slots; ++t)
+    if (!slot_status_[t].ok()) return slot_status_[t];
+  return Status::Ok();
+}
+
 // Image b's view of tensor t: boundary activations at slice b, interior ones at slice 0 (every image reuses
 // the first image's bytes; the placement kept them apart from the boundary tensors), constants whole.
 Status Session::run_batch_tile(int64_t batch, KernelArgs* args) {
-  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
-  auto image_ref = [&](int32_t t, int64_t b, TensorRef* r) {
-    *r = refs_[t];
-    if (graph_.tensors[t].is_constant) return;
-    const uint64_t image_bytes = tensor_bytes(graph_.tensors[t], shapes_[t]) / static_cast<uint64_t>(batch);
-    r->shape[0] = 1;  // choose_batch_tile checked that dim 0 is the batch
-    if (r->data && !tile_inside_[t]) r->data = static_cast<uint8_t*>(r->data) + b * image_bytes;
-  };
   for (int64_t b = 0; b < batch; ++b) {
-    for (int s = batch_tile_.first; s <= batch_tile_.last; ++s) {
-      const Step& step = steps_[s];
-      args->num_src = step.num_src;
-      for (int i = 0; i < step.num_src; ++i) {
-        args->src[i] = nullptr;
-        if (step.src[i] == kAbsent) continue;
-        image_ref(step.src[i], b, &src[i]);
-        args->src[i] = &src[i];
-      }
-      args->num_dst = step.num_dst;
-      for (int o = 0; o < step.num_dst; ++o) {
-        image_ref(step.dst[o], b, &dst[o]);
-        args->dst[o] = &dst[o];
-      }
-      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), *args));
-    }
+    auto image_ref = [&](int32_t t, TensorRef* r) {
+      *r = refs_[t];
+      if (graph_.tensors[t].is_constant) return;
+      const uint64_t image_bytes = tensor_bytes(graph_.tensors[t], shapes_[t]) / static_cast<uint64_t>(batch);
+      r->shape[0] = 1;  // choose_batch_tile checked that dim 0 is the batch
+      if (r->data && !tile_inside_[t]) r->data = static_cast<uint8_t*>(r->data) + b * image_bytes;
+    };
+    VITRT_RETURN_IF_ERROR(run_steps_viewed(batch_tile_.first, batch_tile_.last, image_ref, args, true));
   }
   return Status::Ok();
 }
@@ -580,48 +611,31 @@ void Session::choose_batch_trunk(const SessionOptions& options) {
 // slot's one image; the trunk's other interior tensors at the slot's images (image i of them i images in);
 // the trunk's boundary tensors at the images' own slices.
 Status Session::run_trunk_slot(int64_t batch, int64_t first, int64_t end, int slot, const KernelArgs& args) {
-  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
   KernelArgs a = args;
-  // The view of tensor t for images [b, b + n).
-  auto view = [&](int32_t t, int64_t b, int64_t n, TensorRef* r) {
-    *r = refs_[t];
-    if (graph_.tensors[t].is_constant) return;
-    const uint64_t image_bytes = tensor_bytes(graph_.tensors[t], shapes_[t]) / static_cast<uint64_t>(batch);
-    r->shape[0] = n;  // choose_batch_tile checked that dim 0 is the batch
-    if (!r->data) return;
-    uint8_t* data = static_cast<uint8_t*>(r->data);
-    if (trunk_inside_[t])
-      r->data = data + static_cast<uint64_t>(slot) * trunk_slot_bytes_ +
-                (tile_inside_[t] ? 0 : static_cast<uint64_t>(b - first) * image_bytes);
-    else
-      r->data = data + static_cast<uint64_t>(b) * image_bytes;
-  };
-  auto run_steps = [&](int first_step, int last_step, int64_t b, int64_t n) -> Status {
-    for (int s = first_step; s <= last_step; ++s) {
-      const Step& step = steps_[s];
-      a.num_src = step.num_src;
-      for (int i = 0; i < step.num_src; ++i) {
-        a.src[i] = nullptr;
-        if (step.src[i] == kAbsent) continue;
-        view(step.src[i], b, n, &src[i]);
-        a.src[i] = &src[i];
-      }
-      a.num_dst = step.num_dst;
-      for (int o = 0; o < step.num_dst; ++o) {
-        view(step.dst[o], b, n, &dst[o]);
-        a.dst[o] = &dst[o];
-      }
-      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), a, slot == 0));
-    }
-    return Status::Ok();
+  // Steps [first_step, last_step] on images [b, b + n).
+  auto run_images = [&](int first_step, int last_step, int64_t b, int64_t n) {
+    auto view = [&](int32_t t, TensorRef* r) {
+      *r = refs_[t];
+      if (graph_.tensors[t].is_constant) return;
+      const uint64_t image_bytes = tensor_bytes(graph_.tensors[t], shapes_[t]) / static_cast<uint64_t>(batch);
+      r->shape[0] = n;  // choose_batch_tile checked that dim 0 is the batch
+      if (!r->data) return;
+      uint8_t* data = static_cast<uint8_t*>(r->data);
+      if (trunk_inside_[t])
+        r->data = data + static_cast<uint64_t>(slot) * trunk_slot_bytes_ +
+                  (tile_inside_[t] ? 0 : static_cast<uint64_t>(b - first) * image_bytes);
+      else
+        r->data = data + static_cast<uint64_t>(b) * image_bytes;
+    };
+    return run_steps_viewed(first_step, last_step, view, &a, slot == 0);
   };
   int rest = batch_trunk_.first;
   if (batch_tile_.last >= batch_tile_.first) {
     for (int64_t b = first; b < end; ++b)
-      VITRT_RETURN_IF_ERROR(run_steps(batch_tile_.first, batch_tile_.last, b, 1));
+      VITRT_RETURN_IF_ERROR(run_images(batch_tile_.first, batch_tile_.last, b, 1));
     rest = batch_tile_.last + 1;
   }
-  return run_steps(rest, batch_trunk_.last, first, end - first);
+  return run_images(rest, batch_trunk_.last, first, end - first);
 }
 
 // Thread t runs images [t x batch / slots, (t + 1) x batch / slots) through the whole trunk at one thread, in
@@ -631,29 +645,9 @@ Status Session::run_trunk_slot(int64_t batch, int64_t first, int64_t end, int sl
 // one.)
 Status Session::run_batch_trunk(int64_t batch, KernelArgs* args) {
   const int slots = static_cast<int>(std::min<int64_t>(trunk_slots_, batch));
-  struct Job {
-    Session* session;
-    const KernelArgs* args;
-    int64_t batch;
-    int slots;
-  } job{this, args, batch, slots};
-  backend_->run_parallel(
-      slots,
-      [](void* p, int t) {
-        const Job& j = *static_cast<const Job*>(p);
-        Session& self = *j.session;
-        KernelArgs a = *j.args;
-        a.num_threads = 1;
-        a.workspace =
-            static_cast<uint8_t*>(a.workspace) + static_cast<uint64_t>(t) * self.slot_workspace_bytes_;
-        a.workspace_bytes = self.slot_workspace_bytes_;
-        self.slot_status_[t] =
-            self.run_trunk_slot(j.batch, j.batch * t / j.slots, j.batch * (t + 1) / j.slots, t, a);
-      },
-      &job);
-  for (int t = 0; t < slots; ++t)
-    if (!slot_status_[t].ok()) return slot_status_[t];
-  return Status::Ok();
+  return run_slots(slots, *args, [&](int t, const KernelArgs& a) {
+    return run_trunk_slot(batch, batch * t / slots, batch * (t + 1) / slots, t, a);
+  });
 }
 
 int64_t Session::row_count(const RowTile& tile) const {
@@ -666,7 +660,6 @@ int64_t Session::row_count(const RowTile& tile) const {
 // the placement sized to slots x one block), constants whole.
 Status Session::run_row_blocks(const RowTile& tile, int64_t first, int64_t end, int slot,
                                const KernelArgs& args) {
-  TensorRef src[kMaxOpInputs], dst[kMaxOpOutputs];
   KernelArgs a = args;
   const int64_t rows = row_count(tile);
   auto block_ref = [&](int32_t t, int64_t r0, int64_t n, TensorRef* r) {
@@ -680,22 +673,8 @@ Status Session::run_row_blocks(const RowTile& tile, int64_t first, int64_t end, 
   };
   for (int64_t b = first; b < end; ++b) {
     const int64_t r0 = b * tile.block_rows, n = std::min(tile.block_rows, rows - r0);
-    for (int s = tile.steps.first; s <= tile.steps.last; ++s) {
-      const Step& step = steps_[s];
-      a.num_src = step.num_src;
-      for (int i = 0; i < step.num_src; ++i) {
-        a.src[i] = nullptr;
-        if (step.src[i] == kAbsent) continue;
-        block_ref(step.src[i], r0, n, &src[i]);
-        a.src[i] = &src[i];
-      }
-      a.num_dst = step.num_dst;
-      for (int o = 0; o < step.num_dst; ++o) {
-        block_ref(step.dst[o], r0, n, &dst[o]);
-        a.dst[o] = &dst[o];
-      }
-      VITRT_RETURN_IF_ERROR(run_step(static_cast<size_t>(s), a, slot == 0));
-    }
+    auto view = [&](int32_t t, TensorRef* r) { block_ref(t, r0, n, r); };
+    VITRT_RETURN_IF_ERROR(run_steps_viewed(tile.steps.first, tile.steps.last, view, &a, slot == 0));
   }
   return Status::Ok();
 }
@@ -705,33 +684,10 @@ Status Session::run_row_tile(const RowTile& tile, KernelArgs* args) {
   // At a batch below the maximum there may be fewer blocks than slots: then fewer threads, each with a block.
   const int slots = static_cast<int>(std::min<int64_t>(tile.slots, blocks));
   if (slots <= 1) return run_row_blocks(tile, 0, blocks, 0, *args);
-  struct Job {
-    Session* session;
-    const RowTile* tile;
-    const KernelArgs* args;
-    int64_t blocks;
-    int slots;
-  } job{this, &tile, args, blocks, slots};
-  // Thread t: blocks [t x blocks / slots, (t + 1) x blocks / slots), its kernels at one thread, with its own
-  // workspace.
-  backend_->run_parallel(
-      slots,
-      [](void* p, int t) {
-        const Job& j = *static_cast<const Job*>(p);
-        Session& self = *j.session;
-        const int slots = j.slots;
-        KernelArgs a = *j.args;
-        a.num_threads = 1;
-        a.workspace =
-            static_cast<uint8_t*>(a.workspace) + static_cast<uint64_t>(t) * self.slot_workspace_bytes_;
-        a.workspace_bytes = self.slot_workspace_bytes_;
-        self.slot_status_[t] =
-            self.run_row_blocks(*j.tile, j.blocks * t / slots, j.blocks * (t + 1) / slots, t, a);
-      },
-      &job);
-  for (int t = 0; t < slots; ++t)
-    if (!slot_status_[t].ok()) return slot_status_[t];
-  return Status::Ok();
+  // Thread t: blocks [t x blocks / slots, (t + 1) x blocks / slots).
+  return run_slots(slots, *args, [&](int t, const KernelArgs& a) {
+    return run_row_blocks(tile, blocks * t / slots, blocks * (t + 1) / slots, t, a);
+  });
 }
 
 }  // namespace vitrt

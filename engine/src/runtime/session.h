@@ -136,6 +136,14 @@ class Session {
   void point_at_storage(MemoryPlan plan);
   // Shapes and tensor references for `batch` (<= the planned maximum); also called by run.
   Status bind_batch(int64_t batch);
+  // Steps [first, last], each operand tensor t seen through view(t, &ref) (a tile's slice of it); timed
+  // (profile) when `timed`.
+  template <class View>
+  Status run_steps_viewed(int first, int last, const View& view, KernelArgs* a, bool timed);
+  // fn(t, args of thread t) on `slots` threads, each call's kernels at one thread with its own share of the
+  // workspace (slot_workspace_bytes_); the first failing slot's status.
+  template <class Fn>
+  Status run_slots(int slots, const KernelArgs& args, const Fn& fn);
   // Steps batch_tile_ once per image of a `batch` > 1 (runtime/batch_tile.h).
   Status run_batch_tile(int64_t batch, KernelArgs* args);
   // The batch trunk's threads, each on images [first, end) of `batch`, its own slot of the trunk's interior

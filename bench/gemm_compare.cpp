@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT] [--stat min] [--clock cpu]:
+// vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT] [--stat min] [--clock cpu]
+// [--cold 1|2]:
 // the cpu backend's own packed GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes
 // of DeiT-Tiny, SOFT-Tiny and LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²)
 // and the convs of ResNet-50, MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the
 // same process: both kernels are planned from the same one-node graph and run alternately, R times each; one
 // line per (shape, batch, threads) with the median (or fastest) milliseconds, GFLOP/s and own/oneDNN speed
-// ratio (> 1: ours is faster).
+// ratio (> 1: ours is faster). --cold 1 evicts the caches before every run (weight and input come from
+// memory); --cold 2 then reads the input (a model's layer: its input just written, its weight cold).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -163,6 +165,25 @@ std::vector<int64_t> parse_list(const char* s) {
   return v;
 }
 
+// Writes and reads 64 MiB, twice the last-level cache of the machines here, so that the next kernel run
+// finds its weight and input in memory, as a model's run does for its layers' weights (ResNet-50: 100 MB).
+void evict_caches() {
+  static std::vector<float> junk(size_t{16} << 20);
+  static volatile float sink = 0;
+  float s = 0;
+  for (size_t i = 0; i < junk.size(); i += 16) junk[i] += 1.0f;
+  for (size_t i = 0; i < junk.size(); i += 16) s += junk[i];
+  sink = s;
+}
+
+// Reads n floats, so that they are in cache (the input a model's previous layer just wrote).
+void warm(const float* p, int64_t n) {
+  static volatile float sink = 0;
+  float s = 0;
+  for (int64_t i = 0; i < n; i += 16) s += p[i];
+  sink = s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,6 +192,7 @@ int main(int argc, char** argv) {
   std::string filter;
   bool use_min = false;    // --stat min: the fastest run instead of the median (on a loaded machine)
   bool cpu_clock = false;  // --clock cpu: process CPU time per thread instead of wall time
+  int cold = 0;  // --cold 1: evict the caches (write 64 MiB) before every timed run; 2: then read the input
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
     if (!std::strcmp(argv[i], "--batch")) batches = parse_list(argv[i + 1]);
@@ -178,6 +200,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--filter")) filter = argv[i + 1];
     if (!std::strcmp(argv[i], "--stat")) use_min = !std::strcmp(argv[i + 1], "min");
     if (!std::strcmp(argv[i], "--clock")) cpu_clock = !std::strcmp(argv[i + 1], "cpu");
+    if (!std::strcmp(argv[i], "--cold")) cold = std::atoi(argv[i + 1]);
   }
   auto ctx = std::make_shared<x86::Context>();
   ctx->options = x86_options_from_env();  // VITRT_MAX_ISA, VITRT_GEMM_TILE, ... as in a session
@@ -286,6 +309,8 @@ int main(int argc, char** argv) {
             args.workspace = ws_buf.p;
             args.workspace_bytes = b[which].info.workspace_bytes;
             args.num_threads = static_cast<int>(t);
+            if (cold) evict_caches();
+            if (cold == 2) warm(x.p, xs.numel());
             const double t0 = cpu_clock ? cpu_ms() : now_ms();
             const Status s = b[which].kernel->run(args);
             // CPU time over the threads: the wall time they would take on idle cores

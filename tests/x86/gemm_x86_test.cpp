@@ -187,6 +187,41 @@ TEST_CASE("cpu Conv2d with the pixels as the GEMM's rows (7², 14², odd maps) m
   MESSAGE("checked ", n_cases, " pixel-row Conv2d cases");
 }
 
+// Dense stride-1 convs with at least 64 output channels and output rows that fill a register tile take the
+// pixel-row form's implicit product (gemm_conv2d_rows.cpp: no im2col, the taps read from the zero-padded
+// image, or from the image itself without padding), at any map size up to its C block limit; an AVX2 7-wide
+// map keeps im2col.
+TEST_CASE("cpu Conv2d's implicit pixel-row product (no im2col) matches the reference") {
+  std::mt19937 rng(82);
+  int n_cases = 0;
+  auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw, int p,
+                   int d, bool residual) {
+    const Activation act = kActivations[n_cases % kNumActivations];
+    GemmCase c = conv_case(rng, b, cin, h, w, cout, kh, kw, 1, p, d, 1, act, n_cases % 3 != 1);
+    if (residual) {
+      const int64_t ho = h + 2 * p - d * (kh - 1), wo = w + 2 * p - d * (kw - 1);
+      if (n_cases % 3 == 1) c.inputs.push_back(HostTensor{});
+      c.inputs.push_back(random_tensor(Shape{b, cout, ho, wo}, rng, 2.0f));
+      c.constant = {false, true, true, false};
+      c.name += " residual";
+    }
+    check_case(c);
+    ++n_cases;
+  };
+  check(1, 64, 56, 56, 64, 3, 3, 1, 1, false);   // ResNet's layer1 3×3: 56-wide rows, 4 tiles each
+  check(1, 32, 28, 28, 128, 3, 3, 1, 1, true);   // layer2's, scaled
+  check(1, 24, 14, 14, 256, 3, 3, 1, 1, false);  // layer3's
+  check(1, 40, 7, 7, 512, 3, 3, 1, 1, true);     // layer4's: 7-wide rows
+  check(2, 17, 9, 11, 64, 3, 3, 1, 1, false);    // odd map, batch 2
+  check(1, 70, 14, 14, 96, 3, 3, 1, 1, true);    // K = 630 across K blocks, a partial last panel
+  check(1, 9, 13, 13, 80, 5, 5, 2, 1, false);    // 5×5
+  check(1, 12, 16, 16, 64, 3, 3, 2, 2, true);    // dilated
+  check(1, 20, 12, 18, 72, 3, 3, 0, 1, false);   // no padding: the image read in place
+  check(1, 16, 10, 15, 64, 1, 3, 0, 1, true);    // 1×3, in place
+  check(3, 8, 20, 14, 100, 3, 1, 1, 1, false);   // 3×1 (padding on both axes), batch 3
+  MESSAGE("checked ", n_cases, " implicit Conv2d cases");
+}
+
 TEST_CASE("cpu Conv2d with a weight computed at run time (not packed at plan time) matches the reference") {
   std::mt19937 rng(78);
   const struct {

@@ -2,7 +2,8 @@
 // Copyright the vitrt authors.
 // Every register tile of the packed GEMM (packed_gemm.h) called directly, whatever tile gemm_kernels_for
 // would pick for a shape, with A in place, packed (gemm_pack_a) and column-major with a stride
-// (GemmPanel::a_step, Conv2d's pixel-row form) in row tiles of near-equal height (GemmPanel::even_rows): C =
+// (GemmPanel::a_step, Conv2d's pixel-row form) in row tiles of near-equal height (GemmPanel::even_rows), and
+// implicitly through per-k offsets in output rows (GemmPanel::a_offsets, its implicit product): C =
 // act(A·Wᵀ + bias) + residual against a double-precision product, on random sizes off the tile (partial row
 // tiles, a partial last panel, K across several K blocks), with column and row biases, every activation and a
 // residual. C sits inside a larger NaN-poisoned buffer: every element of the block must be written and
@@ -61,12 +62,42 @@ struct Sizes {
   int64_t m, n, k;
 };
 
-// How the panel reads A: row-major in place, packed by gemm_pack_a, or column-major with a stride.
-enum class AForm { kRowMajor, kPacked, kStrided };
+// How the panel reads A: row-major in place, packed by gemm_pack_a, column-major with a stride, or
+// implicitly through per-k offsets into an "image" (GemmPanel::a_offsets, Conv2d's implicit product).
+enum class AForm { kRowMajor, kPacked, kStrided, kImplicit };
+
+// A read implicitly: rows in output rows of `width` (a divisor of m), row i at
+// (i / width)·row_stride + (i % width)·lda of the image, k at offsets[k]; the image's other floats NaN.
+struct ImplicitA {
+  int64_t width = 1, lda = 1, row_stride = 1;
+  std::vector<int32_t> offsets;
+  std::vector<float> image;
+};
+
+ImplicitA implicit_a(const std::vector<float>& a, int64_t m, int64_t k, int64_t width, std::mt19937& rng) {
+  ImplicitA x;
+  x.width = width;
+  x.lda = 1 + static_cast<int64_t>(rng() % 2);
+  x.row_stride = width * x.lda + 3;
+  // Each k its own block of the image past the rows' span, in a shuffled order: an offset mixed up with
+  // another k's reads the wrong numbers, and a wrong row base reads NaN or another row's.
+  const int64_t span = (m / width - 1) * x.row_stride + (width - 1) * x.lda + 1;
+  std::vector<int32_t> order(static_cast<size_t>(k));
+  for (int64_t t = 0; t < k; ++t) order[t] = static_cast<int32_t>(t);
+  std::shuffle(order.begin(), order.end(), rng);
+  x.offsets.resize(static_cast<size_t>(k));
+  for (int64_t t = 0; t < k; ++t) x.offsets[t] = static_cast<int32_t>(order[t] * (span + 2));
+  x.image.assign(static_cast<size_t>(k * (span + 2) + 1), std::nanf(""));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t t = 0; t < k; ++t)
+      x.image[x.offsets[t] + i / width * x.row_stride + i % width * x.lda] = a[i * k + t];
+  return x;
+}
 
 void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_cols, bool bias_rows,
                 bool residual, bool residual_before_act, AForm form, std::mt19937& rng) {
-  const bool a_packed = form == AForm::kPacked, a_strided = form == AForm::kStrided;
+  const bool a_packed = form == AForm::kPacked, a_strided = form == AForm::kStrided,
+             a_implicit = form == AForm::kImplicit;
   CAPTURE(g.name);
   CAPTURE(static_cast<int>(form));
   CAPTURE(s.m);
@@ -96,6 +127,9 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   std::vector<float> a_t(static_cast<size_t>(std::max<int64_t>(s.k, 1) * lda_t), std::nanf(""));
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t kk = 0; kk < s.k; ++kk) a_t[kk * lda_t + i] = a[i * s.k + kk];
+  // Implicit: output rows of the whole m, of half of it, or of one row, by turns.
+  const int64_t width = s.m % 3 == 0 ? s.m : s.m % 2 == 0 ? s.m / 2 : s.k % 2 == 0 ? s.m : 1;
+  const ImplicitA ia = a_implicit ? implicit_a(a, s.m, s.k, width, rng) : ImplicitA{};
   x86::AlignedFloats bias_pad(static_cast<size_t>(panels * g.nr));
   for (int64_t j = 0; j < panels * g.nr; ++j) bias_pad.data()[j] = j < s.n ? bc[j] : 0.f;
   // C: m × n inside an (m + 2) × (n + 3) buffer, offset by one row and one column.
@@ -103,8 +137,12 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
   std::vector<float> cbuf((s.m + 2) * ldc, std::nanf(""));
   float* c = cbuf.data() + ldc + 1;
   // With A packed, rows past the first row tile go in a second call (GemmPanel::a_row0), as Conv2d's row
-  // chunks do; strided, the rows are cut in two halves (any row count).
-  const int64_t split = a_packed && s.m > g.mr ? g.mr : a_strided && s.m > 1 ? (s.m + 1) / 2 : s.m;
+  // chunks do; strided, the rows are cut in two halves (any row count); implicit, at whole output rows.
+  const int64_t out_rows = s.m / width;
+  const int64_t split = a_packed && s.m > g.mr       ? g.mr
+                        : a_strided && s.m > 1       ? (s.m + 1) / 2
+                        : a_implicit && out_rows > 1 ? (out_rows + 1) / 2 * width
+                                                     : s.m;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t r0 = 0; r0 < s.m; r0 = r0 == 0 ? split : s.m) {
       const int64_t r1 = r0 == 0 ? split : s.m;
@@ -114,6 +152,13 @@ void check_tile(const GemmKernels& g, const Sizes& s, GemmAct act, bool bias_col
       gp.a_packed = a_packed;
       gp.a_step = a_strided ? lda_t : 0;
       gp.even_rows = a_strided;
+      if (a_implicit) {
+        gp.a = ia.image.data() + r0 / width * ia.row_stride;
+        gp.lda = ia.lda;
+        gp.a_offsets = ia.offsets.data();
+        gp.a_row_width = width;
+        gp.a_row_stride = ia.row_stride;
+      }
       gp.a_rows = x86::gemm_packed_a_rows(s.m, g.mr);
       gp.a_row0 = r0;
       gp.m = r1 - r0;
@@ -175,7 +220,7 @@ TEST_CASE("every packed GEMM tile matches a double product on odd sizes, epilogu
                                 {1, 1, 1},          {17, 64, 192}};
     for (int i = 0; i < 6; ++i) sizes.push_back({dm(rng), dn(rng), dk(rng)});
     for (size_t i = 0; i < sizes.size(); ++i)
-      for (AForm form : {AForm::kRowMajor, AForm::kPacked, AForm::kStrided}) {
+      for (AForm form : {AForm::kRowMajor, AForm::kPacked, AForm::kStrided, AForm::kImplicit}) {
         check_tile(*g, sizes[i], acts[i % std::size(acts)], i % 2 == 0, i % 3 == 1, i % 3 != 2, i % 4 >= 2,
                    form, rng);
         ++cases;

@@ -38,6 +38,25 @@ __attribute__((always_inline)) inline void fma_tile(typename Ops::V (&acc)[R][NV
   }
 }
 
+// fma_tile with A[r, t] = a[r·ars + offsets[t]]: Conv2d's implicit product, each tap's rows read straight
+// from the (padded) input at the tap's offset (GemmPanel::a_offsets). The same FMAs in the same order.
+template <class Ops, int R, int NV>
+__attribute__((always_inline)) inline void fma_tile_offsets(typename Ops::V (&acc)[R][NV], const float* a,
+                                                            int64_t ars, const int32_t* offsets,
+                                                            const float* b, int64_t ldb, int64_t k) {
+  using V = typename Ops::V;
+  constexpr int W = Ops::kWidth;
+  for (int64_t t = 0; t < k; ++t) {
+    const float* at = a + offsets[t];
+    V bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = Ops::load(b + t * ldb + v * W);
+    for (int r = 0; r < R; ++r) {
+      const V av = Ops::set1(at[r * ars]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = Ops::fma(av, bv[v], acc[r][v]);
+    }
+  }
+}
+
 // fma_tile's Ops over an xsimd architecture A.
 template <class A>
 struct XsimdOps {

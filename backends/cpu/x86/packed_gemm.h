@@ -59,6 +59,13 @@ struct GemmPanel {
   // product (gemm_conv2d_rows.cpp) reads A[pixel, t] = src[t·a_step + pixel] from an NCHW image or its
   // im2col, with lda = 1.
   int64_t a_step = 0;
+  // Conv2d's implicit product (gemm_conv2d_rows.cpp, with no im2col): A[i, t] = a[base(i) + a_offsets[t]],
+  // where the rows are output pixels, a_row_width of them per output row, and row i sits at
+  // base(i) = (i / a_row_width)·a_row_stride + (i % a_row_width)·lda in the (padded) input; a_offsets[t] is
+  // tap t's offset (channel, kernel row and column). Row tiles then never cross an output row (each output
+  // row is cut into near-equal tiles), so a tile's rows are lda floats apart at every t. fp32 tiles only.
+  const int32_t* a_offsets = nullptr;
+  int64_t a_row_width = 0, a_row_stride = 0;
   // Row tiles of near-equal height (49 rows on 6-row tiles: 5 × 5 and 4 × 6 instead of 8 × 6 and one row of
   // 1, which runs at a fraction of the FMA rate) instead of MR-row tiles and a short last one. Not with
   // a_packed, whose row tiles are fixed at MR.

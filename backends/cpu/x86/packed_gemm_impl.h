@@ -108,7 +108,14 @@ inline void tile(const GemmPanel& p, int64_t row0, int64_t k0, int64_t kc, bool 
   if (last && p.residual) prefetch_residual<T, R, NV>(p, row0);
   using P = typename ProductOps<T>::type;
   const int64_t ldb = p.ldb > 0 ? p.ldb : NR;
-  if (p.a_packed)  // this K block's row tile of T::kRows rows (gemm_pack_a): R <= kRows of them are read
+  constexpr bool kFp32 = std::is_same_v<P, T>;
+  if (kFp32 && p.a_offsets) {  // the implicit conv product: row0 starts a tile inside one output row
+    if constexpr (kFp32) {
+      const float* a = p.a + row0 / p.a_row_width * p.a_row_stride + row0 % p.a_row_width * p.lda;
+      fma_tile_offsets<P, R, NV>(acc, a, p.lda, p.a_offsets + k0, p.b + k0 * ldb, ldb, kc);
+    }
+  } else if (p.a_packed)  // this K block's row tile of T::kRows rows (gemm_pack_a): R <= kRows of them are
+                          // read
     fma_tile<P, R, NV>(acc, p.a + k0 * p.a_rows + (p.a_row0 + row0) * kc, 1, T::kRows, p.b + k0 * ldb, ldb,
                        kc);
   else if (p.a_step > 1)
@@ -211,13 +218,27 @@ void panel(const GemmPanel& p) {
   const int64_t block = gemm_k_block(p.k);
   Prefetcher prefetcher(p);
   // The prefetches spread evenly over the register tiles, a share before each.
-  const int64_t row_tiles = (p.m + MR - 1) / MR;
+  const int64_t row_tiles = p.a_offsets && p.a_row_width > 0
+                                ? p.m / p.a_row_width * ((p.a_row_width + MR - 1) / MR)
+                                : (p.m + MR - 1) / MR;
   const int64_t tiles = (p.k + block - 1) / block * row_tiles;
   const int64_t per_tile = (prefetcher.lines() + tiles - 1) / tiles;
   const bool even = p.even_rows && !p.a_packed;
+  // The implicit conv product: each output row (a_row_width rows of the panel) cut into near-equal tiles.
+  const int64_t width = p.a_offsets ? p.a_row_width : 0;
+  const int64_t width_tiles = width > 0 ? (width + MR - 1) / MR : 0;
   for (int64_t k0 = 0; k0 < p.k; k0 += block) {
     const int64_t kc = std::min(block, p.k - k0);
     const bool first = k0 == 0, last = k0 + kc == p.k;
+    if (width > 0) {
+      for (int64_t y0 = 0; y0 < p.m; y0 += width)
+        for (int64_t t = 0; t < width_tiles; ++t) {
+          const int64_t i = t * width / width_tiles, rows = (t + 1) * width / width_tiles - i;
+          prefetcher.issue(per_tile);
+          tile_rows<T, MR>(rows, p, y0 + i, k0, kc, first, last);
+        }
+      continue;
+    }
     for (int64_t t = 0; t < row_tiles; ++t) {
       const int64_t i = even ? t * p.m / row_tiles : t * MR;
       const int64_t rows = even ? (t + 1) * p.m / row_tiles - i : std::min<int64_t>(MR, p.m - i);

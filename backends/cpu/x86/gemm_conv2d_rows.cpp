@@ -7,12 +7,13 @@
 // with the pixels as the GEMM's rows (any count: row tiles of near-equal height, GemmPanel::even_rows) and
 // the output channels in the vector lanes, the weight packed once into column panels at plan time like a
 // Linear weight. A is read in place with a stride (GemmPanel::a_step): the image itself for a pointwise conv
-// (A[p, c] = x[c·pix + p]). Any other conv reads A implicitly (GemmPanel::a_offsets) from the image, or from
-// its zero-padded copy when it has padding, which all threads write first (split by input channel) into the
-// workspace: tap t = (c, ky, kx) of output pixel (oy, ox) is at t's offset plus oy·stride_h rows plus
-// ox·stride_w, and a register tile holds pixels of one output row. No im2col is written (ResNet-50's 3 × 3
-// convs at 14² would write and re-read 1.8 MB per image), except where the output rows are too short for
-// the tile (im2col as K rows of the image's pixels, split by input channel too). Each task's C block (its
+// (A[p, c] = x[c·pix + p]). A stride-1 conv that implicit_tile accepts reads A implicitly
+// (GemmPanel::a_offsets) from the image, or from its zero-padded copy when it has padding, which all threads
+// write first (split by input channel) into the workspace: tap t = (c, ky, kx) of output pixel (oy, ox) is at
+// t's offset plus oy rows plus ox, and a register tile holds pixels of one output row, so no im2col is
+// written (ResNet-50's 3 × 3 convs at 14² would write and re-read 1.8 MB per image). Any other conv (strided,
+// under 64 output channels, rows too short for the tile) reads the image's im2col, which all threads write
+// first (split by input channel too) as K rows of the image's pixels. Each task's C block (its
 // rows × one panel's channels) goes to its thread's workspace slot and is transposed out into the NCHW
 // planes; bias and activation are applied in registers, or with a residual (fuse_epilogue's conv -> Add ->
 // ReLU) while the block is copied out. Each output element is summed over t in order with one FMA a step, as

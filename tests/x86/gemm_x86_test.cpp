@@ -148,10 +148,20 @@ TEST_CASE("cpu Conv2d with a residual input (added before the activation) matche
   MESSAGE("checked ", n_cases, " Conv2d residual cases");
 }
 
+// A residual input of the output's shape `out` (fuse_epilogue's conv -> Add, added before the activation),
+// after an absent bias where the case has none.
+void add_residual(GemmCase* c, std::mt19937& rng, bool bias, const Shape& out) {
+  if (!bias) c->inputs.push_back(HostTensor{});
+  c->inputs.push_back(random_tensor(out, rng, 2.0f));
+  c->constant = {false, true, true, false};
+  c->name += " residual";
+}
+
 // Small maps at batch 1-2, whose pixels would leave the NCHW panels part empty, run with the pixels as the
 // GEMM's rows (gemm_conv2d_rows.cpp; each of these takes it on AVX-512, most on AVX2: VITRT_X86_VERBOSE
 // prints "pixel-row"; its cost rule wants K large enough for the transposed copy of C not to matter):
-// pointwise read in place, strided and padded 3×3 through the image's im2col, K over several K blocks,
+// pointwise read in place, strided and padded 3×3 through the image's im2col (stride-1 ones with >= 64 output
+// channels through the implicit product, tested below), K over several K blocks,
 // channel counts off the vector width, row counts off every tile, with and without bias and residual.
 TEST_CASE("cpu Conv2d with the pixels as the GEMM's rows (7², 14², odd maps) matches the reference") {
   std::mt19937 rng(81);
@@ -161,13 +171,10 @@ TEST_CASE("cpu Conv2d with the pixels as the GEMM's rows (7², 14², odd maps) m
     const Activation act = kActivations[n_cases % kNumActivations];
     const bool bias = n_cases % 3 != 1;
     GemmCase c = conv_case(rng, b, cin, h, w, cout, k, k, s, p, d, 1, act, bias);
-    if (residual) {
-      const int64_t ho = (h + 2 * p - d * (k - 1) - 1) / s + 1, wo = (w + 2 * p - d * (k - 1) - 1) / s + 1;
-      if (!bias) c.inputs.push_back(HostTensor{});
-      c.inputs.push_back(random_tensor(Shape{b, cout, ho, wo}, rng, 2.0f));
-      c.constant = {false, true, true, false};
-      c.name += " residual";
-    }
+    if (residual)
+      add_residual(
+          &c, rng, bias,
+          Shape{b, cout, (h + 2 * p - d * (k - 1) - 1) / s + 1, (w + 2 * p - d * (k - 1) - 1) / s + 1});
     check_case(c);
     ++n_cases;
   };
@@ -197,14 +204,10 @@ TEST_CASE("cpu Conv2d's implicit pixel-row product (no im2col) matches the refer
   auto check = [&](int64_t b, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh, int64_t kw, int p,
                    int d, bool residual) {
     const Activation act = kActivations[n_cases % kNumActivations];
-    GemmCase c = conv_case(rng, b, cin, h, w, cout, kh, kw, 1, p, d, 1, act, n_cases % 3 != 1);
-    if (residual) {
-      const int64_t ho = h + 2 * p - d * (kh - 1), wo = w + 2 * p - d * (kw - 1);
-      if (n_cases % 3 == 1) c.inputs.push_back(HostTensor{});
-      c.inputs.push_back(random_tensor(Shape{b, cout, ho, wo}, rng, 2.0f));
-      c.constant = {false, true, true, false};
-      c.name += " residual";
-    }
+    const bool bias = n_cases % 3 != 1;
+    GemmCase c = conv_case(rng, b, cin, h, w, cout, kh, kw, 1, p, d, 1, act, bias);
+    if (residual)
+      add_residual(&c, rng, bias, Shape{b, cout, h + 2 * p - d * (kh - 1), w + 2 * p - d * (kw - 1)});
     check_case(c);
     ++n_cases;
   };

@@ -116,7 +116,7 @@ class GemmConvRowsKernel final : public ref::RefKernel {
     bias_ = AlignedFloats(static_cast<size_t>(gemm_panels(cout_, gemm_->nr) * gemm_->nr));
     if (packed_) gemm_pack_transposed(plan.src_tensors[1]->f32(), cout_, k_, gemm_->nr, packed_.data());
   }
-  bool ok() const { return packed_ && bias_ && (!implicit_ || !offsets_.empty()); }
+  bool ok() const { return packed_ && bias_; }
   bool implicit() const { return implicit_; }
   const char* tile_name() const { return gemm_->name; }
   // Workspace: the image's im2col (none if pointwise; its padded copy if implicit and padded), then per

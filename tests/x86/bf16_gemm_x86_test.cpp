@@ -169,6 +169,61 @@ TEST_CASE("the bf16 GEMM matches fp32 within bf16's rounding on odd shapes, ever
   CHECK(worst_bf16 > 0.02);
 }
 
+// Every shape of the test above through one kernel; returns the cases checked.
+int check_all_shapes(const GemmKernels& g, std::mt19937& rng, double* worst_bf16) {
+  const int64_t sizes[] = {1, 7, 33, 197, 768};
+  const GemmAct acts[] = {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGeluErf, GemmAct::kGeluTanh};
+  int cases = 0;
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : sizes) {
+        if (m * n * k > 30'000'000) continue;
+        ++cases;
+        CAPTURE(g.name);
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        const GemmAct act = acts[cases % 4];
+        CAPTURE(static_cast<int>(act));
+        const Result r = check(g, m, n, k, act, cases % 2 == 0, cases % 3 != 2, rng);
+        CHECK(r.exact_bad == 0);
+        CHECK(r.bf16_bad == 0);
+        CHECK(r.touched == 0);
+        *worst_bf16 = std::max(*worst_bf16, r.worst_bf16);
+      }
+  return cases;
+}
+
+// The AMX kernel's tiling (32 × 32 blocks of four C tiles, A rows and K pairs past the operands staged as
+// zeros, B tiles read from the 32-pair panels), run on a model of the tile instructions as Intel's manual
+// defines them (packed_gemm_amx_model.h), so that it is tested where the CPU has no AMX; the model also
+// checks that every tile product is one the hardware would accept.
+TEST_CASE("the AMX bf16 GEMM, on a model of the tile instructions, matches fp32 within bf16's rounding") {
+  if (!x86_has_avx512_bf16()) {
+    MESSAGE("skipped: this CPU has no AVX512-BF16 (the kernel's epilogue and operand rounding use it)");
+    return;
+  }
+  std::mt19937 rng(2627);
+  double worst_bf16 = 0;
+  x86::gemm_amx_model_faulted(true);
+  const int cases = check_all_shapes(*x86::gemm_kernels_amx_model(), rng, &worst_bf16);
+  CHECK_FALSE(x86::gemm_amx_model_faulted(true));
+  MESSAGE("checked ", cases, " shapes on the AMX model; worst error / bf16 tolerance ", worst_bf16);
+  CHECK(worst_bf16 > 0.02);
+}
+
+TEST_CASE("the AMX bf16 GEMM on the CPU's tiles matches fp32 within bf16's rounding") {
+  if (!x86_has_amx_bf16()) {
+    MESSAGE("skipped: this CPU (or OS) offers no AMX-BF16 tiles");
+    return;
+  }
+  std::mt19937 rng(2628);
+  double worst_bf16 = 0;
+  const int cases = check_all_shapes(*x86::gemm_kernels_amx(), rng, &worst_bf16);
+  MESSAGE("checked ", cases, " shapes on the AMX tiles; worst error / bf16 tolerance ", worst_bf16);
+  CHECK(worst_bf16 > 0.02);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace vitrt

@@ -51,8 +51,8 @@ class ConvMlpKernel final : public ref::RefKernel {
     const int64_t rows = band_rows * a.width;
     const int tile = ctx_->options.gemm_tile;
     if (ctx_->bf16) {
-      fc1b_.emplace(w1, ch_, c_, rows, tile);
-      fc2b_.emplace(w2, co_, ch_, rows, tile);
+      fc1b_.emplace(w1, ch_, c_, rows, tile, ctx_->amx);
+      fc2b_.emplace(w2, co_, ch_, rows, tile, ctx_->amx);
     } else {
       const bool avx512 = ctx_->isa == X86Isa::kAvx512;
       fc1_.emplace(avx512, w1, ch_, c_, rows, tile);

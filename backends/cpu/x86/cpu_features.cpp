@@ -2,7 +2,14 @@
 // Copyright the vitrt authors.
 // CPUID (through GCC's __builtin_cpu_supports, which also checks that the OS saves the wide registers) and
 // the caps: X86Options::max_isa and force_ref (VITRT_MAX_ISA, VITRT_FORCE_REF: x86_options.cpp).
+#include <cpuid.h>
+
 #include "backends/cpu/x86/x86_backend.h"
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace vitrt {
 
@@ -19,6 +26,29 @@ X86Isa x86_detect_isa() {
 bool x86_has_avx512_bf16() {
   __builtin_cpu_init();
   return x86_detect_isa() == X86Isa::kAvx512 && __builtin_cpu_supports("avx512bf16");
+}
+
+bool x86_has_amx_bf16() {
+  static const bool has = [] {
+    if (!x86_has_avx512_bf16()) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    const bool amx_bf16 = (edx >> 22) & 1u, amx_tile = (edx >> 24) & 1u;
+    if (!amx_bf16 || !amx_tile) return false;
+    // XCR0 bits 17 (tile configuration) and 18 (tile data): the OS saves and restores the tile state. XGETBV
+    // is there: the AVX-512 check above needs OSXSAVE.
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if (((lo >> 17) & 3u) != 3u) return false;
+#if defined(__linux__)
+    // Linux hands out the tile data state per process on request (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA);
+    // a tile instruction without it is a SIGILL. Refused (an old kernel, a seccomp filter): no AMX.
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
+#endif
+    return true;
+  }();
+  return has;
 }
 
 X86Isa x86_effective_isa(const X86Options& options) {

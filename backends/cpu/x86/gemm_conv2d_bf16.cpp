@@ -59,7 +59,7 @@ class GemmConvNhwcBf16Kernel final : public ref::RefKernel {
     k_ = kh_ * kw_ * cin_;
     kp_ = gemm_bf16_pairs(k_);
     pointwise_ = kh_ == 1 && kw_ == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
-    gemm_ = gemm_kernels_bf16_for(ys.numel() / n_, n_, kp_, ctx_->options.gemm_tile);
+    gemm_ = gemm_kernels_bf16_for(ys.numel() / n_, n_, kp_, ctx_->options.gemm_tile, ctx_->amx);
     const int mr = gemm_->mr;
     chunk_rows_ = std::max<int64_t>(mr, kChunkBytes / (kp_ * 4) / mr * mr);
     const std::vector<float> reordered =

@@ -42,7 +42,7 @@ class GemmLinearKernel final : public ref::RefKernel {
     const float* w = plan.src_tensors[1]->f32();
     if (bf16_) {
       kp_ = gemm_bf16_pairs(k_);
-      gemm_ = gemm_kernels_bf16_for(planned_rows_, n_, kp_, ctx_->options.gemm_tile);
+      gemm_ = gemm_kernels_bf16_for(planned_rows_, n_, kp_, ctx_->options.gemm_tile, ctx_->amx);
     } else {
       kp_ = k_;
       gemm_ = gemm_kernels_for(ctx_->isa == X86Isa::kAvx512, planned_rows_, n_, k_, ctx_->options.gemm_tile);

@@ -44,8 +44,20 @@ inline float bf16_to_float(uint16_t h) {
 // The AVX512-BF16 tiles, rows × columns of C: 8 × 48, 14 × 32 and 6 × 64 (which = 0..2), as the fp32 ones.
 // Only call them where x86_has_avx512_bf16() (x86_backend.h).
 const GemmKernels* gemm_kernels_bf16(int which);
-// The tile for C[m, n] over k_pairs pairs: the fp32 choice (gemm_kernels_for) for the same shape.
-const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, int tile = -1);
+// The tile for C[m, n] over k_pairs pairs: `amx` (Context::amx: the AMX kernel, or null) where m fills at
+// least one of its tile rows, else the fp32 choice (gemm_kernels_for) for the same shape; a forced AVX-512
+// `tile` (0..2) wins over AMX.
+const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, int tile = -1,
+                                         const GemmKernels* amx = nullptr);
+// AMX-TILE + AMX-BF16: C in 32 × 32 blocks on the tile registers (packed_gemm_amx_impl.h), on the panels of
+// the 14 × 32 tile (NR = 32), which also runs the GemmPanel forms it does not. Only call it where
+// x86_has_amx_bf16() (x86_backend.h).
+const GemmKernels* gemm_kernels_amx();
+// The same kernel on a C++ model of the tile instructions (packed_gemm_amx_model.h), for the tests on CPUs
+// without AMX (AVX512-BF16 is enough); and whether the model saw this thread use a tile as the hardware
+// would refuse to (reset clears it).
+const GemmKernels* gemm_kernels_amx_model();
+bool gemm_amx_model_faulted(bool reset);
 
 // Row-major W [n, k] (C = A·Wᵀ) rounded and packed into ceil(n / nr) panels of pairs; dst holds
 // gemm_packed_floats(n, gemm_bf16_pairs(k), nr) floats.

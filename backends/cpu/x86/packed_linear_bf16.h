@@ -14,16 +14,17 @@
 namespace vitrt {
 namespace x86 {
 
-// w [n, k] (PyTorch layout) packed in pairs for the tile suited to `rows` rows at a time; `bias` starts
-// zeroed.
+// w [n, k] (PyTorch layout) packed in pairs for the tile suited to `rows` rows at a time (the AMX kernel
+// `amx` where it applies: gemm_kernels_bf16_for); `bias` starts zeroed.
 struct PackedLinearBf16 {
   const GemmKernels* gemm = nullptr;
   AlignedFloats packed, bias;
   int64_t n = 0, k = 0, kp = 0;  // kp: k's pairs
 
-  PackedLinearBf16(const float* w, int64_t n_, int64_t k_, int64_t rows, int tile = -1)
+  PackedLinearBf16(const float* w, int64_t n_, int64_t k_, int64_t rows, int tile = -1,
+                   const GemmKernels* amx = nullptr)
       : n(n_), k(k_), kp(gemm_bf16_pairs(k_)) {
-    gemm = gemm_kernels_bf16_for(rows, n, kp, tile);
+    gemm = gemm_kernels_bf16_for(rows, n, kp, tile, amx);
     packed = AlignedFloats(static_cast<size_t>(gemm_packed_floats(n, kp, gemm->nr)));
     bias = AlignedFloats(static_cast<size_t>(gemm_panels(n, gemm->nr) * gemm->nr));
     if (packed) gemm_bf16_pack_transposed(w, n, k, gemm->nr, packed.data());

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "backends/op_table.h"
 #include "ops/op_registry.h"
@@ -106,13 +107,15 @@ class X86Backend final : public Backend {
 
   std::string precision_report() const override {
     if (ctx_->bf16)
-      return "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's "
-             "products, ConvMlp's fc1 and fc2, channels-last Conv2d on 128 or more channels or on "
-             "non-overlapping patches, SOFT's K1·W and "
-             "LaViT's reused scores Ψ·T on AVX512-BF16 "
-             "(bf16 "
-             "operands, fp32 sums); "
-             "attention with a bias, mask or scores output, and every other op, fp32";
+      return std::string(
+                 "bf16: Linear (with a constant weight, on the packed GEMM) and plain SoftmaxAttention's "
+                 "products, ConvMlp's fc1 and fc2, channels-last Conv2d on 128 or more channels or on "
+                 "non-overlapping patches, SOFT's K1·W and LaViT's reused scores Ψ·T on AVX512-BF16 (bf16 "
+                 "operands, fp32 sums); attention with a bias, mask or scores output, and every other op, "
+                 "fp32") +
+             (ctx_->amx ? std::string("; Linear, ConvMlp and channels-last Conv2d from 16 rows on ") +
+                              ctx_->amx->name
+                        : std::string());
     if (!ctx_->options.bf16) return "fp32";
     return ctx_->isa == X86Isa::kAvx512 ? "fp32: bf16 was asked for, but this CPU has no AVX512-BF16"
                                         : std::string("fp32: bf16 was asked for, but the ISA in use is ") +
@@ -172,6 +175,10 @@ std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
   ctx->simd = isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
   ctx->options = caps;
   ctx->bf16 = caps.bf16 && isa == X86Isa::kAvx512 && x86_has_avx512_bf16();
+  if (ctx->bf16 && caps.amx_model)
+    ctx->amx = x86::gemm_kernels_amx_model();
+  else if (ctx->bf16 && caps.use_amx && x86_has_amx_bf16())
+    ctx->amx = x86::gemm_kernels_amx();
   if (resolved.use_onednn) {
     const x86::AltKernelsProvider provide = x86::alt_kernels_provider();
     if (provide) ctx->alt = provide(caps, isa);

@@ -23,6 +23,11 @@ struct X86Options {
   // Session precision bf16 (SessionOptions::precision): Linear on the AVX512-BF16 GEMM where the CPU has it
   // and the ISA in use is AVX-512; elsewhere everything stays fp32 and precision_report() says why.
   bool bf16 = false;
+  // Under bf16, the AMX tiles where the CPU has AMX-BF16 (x86_has_amx_bf16); VITRT_X86_AMX=0 turns them off
+  // (the AVX512-BF16 tiles then run everything). amx_model (VITRT_X86_AMX=model) runs the AMX kernel on a
+  // C++ model of the tile instructions instead, on any CPU with AVX512-BF16: slow, for tests.
+  bool use_amx = true;
+  bool amx_model = false;
   // Tuning knobs, for measurements and tests.
   bool verbose = false;     // VITRT_X86_VERBOSE (set at all): print each Linear/Conv2d/ConvMlp kernel choice
   bool use_onednn = false;  // VITRT_X86_ONEDNN=1: oneDNN's Linear and dense NCHW Conv2d, if built in
@@ -49,6 +54,9 @@ X86Isa x86_effective_isa(const X86Options& options);
 const char* x86_isa_name(X86Isa isa);
 // AVX-512 (as x86_detect_isa) and AVX512-BF16, ignoring caps.
 bool x86_has_avx512_bf16();
+// AVX512-BF16 and AMX-TILE + AMX-BF16, with the OS managing the tile state and this process allowed to use
+// it (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM), asked once, here). Ignoring caps.
+bool x86_has_amx_bf16();
 
 // nullptr when the effective ISA is kNone (no AVX2+FMA, force_ref, or capped below avx2): the caller then
 // uses the reference backend.

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backends/cpu/x86/alt_kernels.h"
+#include "backends/cpu/x86/packed_gemm.h"
 #include "backends/cpu/x86/simd.h"
 #include "backends/cpu/x86/thread_pool.h"
 #include "backends/cpu/x86/x86_backend.h"
@@ -27,6 +28,9 @@ struct Context {
   const SimdTable* simd = nullptr;
   X86Options options;               // resolved (environment applied): the kernels' knobs
   bool bf16 = false;                // options.bf16, the ISA in use is AVX-512 and the CPU has AVX512-BF16
+  // Under bf16, the AMX kernel the bf16 GEMM's callers take (gemm_kernels_bf16_for), or null: the tiles
+  // where options.use_amx and x86_has_amx_bf16(), their model where options.amx_model (tests).
+  const GemmKernels* amx = nullptr;
   std::unique_ptr<AltKernels> alt;  // oneDNN's Linear/Conv2d when options.use_onednn and built in
 };
 

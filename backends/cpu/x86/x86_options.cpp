@@ -40,6 +40,10 @@ X86Options x86_options_from_env(const X86Options& base) {
       o.conv_mlp_rows = r < 1 ? 1 : r;
     }
     if (const char* m = std::getenv("VITRT_X86_NEWTON_PACKED_MIN_M")) o.newton_packed_min_m = std::atoll(m);
+    if (const char* amx = std::getenv("VITRT_X86_AMX")) {
+      o.use_amx = std::strcmp(amx, "0") != 0;
+      o.amx_model = std::strcmp(amx, "model") == 0;
+    }
   }
   return o;
 }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright the vitrt authors.
+#pragma once
+// A plain C++ model of the AMX tile instructions the bf16 AMX kernel uses (packed_gemm_amx_impl.h's Tiles
+// policy), transcribed from their definitions in Intel's Software Developer's Manual (LDTILECFG, TILEZERO,
+// TILELOADD, TILESTORED, TDPBF16PS, TILERELEASE), so that the kernel's tiling, staging and epilogue are
+// tested on CPUs without AMX (tests/x86/bf16_gemm_x86_test.cpp). Per thread: eight tiles of 16 rows × 64
+// bytes and the configuration. TDPBF16PS, for m < C.rows, k < A.colsb / 4, n < C.colsb / 4, in that order:
+//   C[m].f32[n] = fma(A[m].bf16[2k], B[k].bf16[2n], C[m].f32[n]);
+//   C[m].f32[n] = fma(A[m].bf16[2k + 1], B[k].bf16[2n + 1], C[m].f32[n]);
+// (the hardware also flushes denormals, which the tests never produce). Shapes the hardware would refuse
+// (#UD: B.rows != A.colsb / 4, C.colsb != B.colsb, C.rows != A.rows, or a tile used unconfigured) set
+// `fault`, which the tests check.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backends/cpu/x86/packed_gemm_amx_impl.h"
+#include "backends/cpu/x86/packed_gemm_bf16.h"
+
+namespace vitrt {
+namespace x86 {
+namespace {
+
+struct AmxTileModel {
+  struct State {
+    amx::TileConfig config;
+    bool configured = false;
+    bool fault = false;
+    uint8_t tile[8][16][64] = {};
+  };
+  static State& state() {
+    thread_local State s;
+    return s;
+  }
+  static void configure(const amx::TileConfig& c) {
+    State& s = state();
+    s.config = c;
+    s.configured = c.palette == 1;
+    std::memset(s.tile, 0, sizeof s.tile);  // LDTILECFG zeroes the tile data
+    for (int t = 0; t < 8; ++t)
+      if (c.rows[t] > 16 || c.colsb[t] > 64) s.fault = true;
+  }
+  template <int T>
+  static void zero() {
+    State& s = state();
+    s.fault |= !s.configured;
+    std::memset(s.tile[T], 0, sizeof s.tile[T]);
+  }
+  template <int T>
+  static void load(const void* base, int64_t stride) {
+    State& s = state();
+    s.fault |= !s.configured;
+    std::memset(s.tile[T], 0, sizeof s.tile[T]);  // rows and bytes past the configuration read as zero
+    for (int r = 0; r < s.config.rows[T]; ++r)
+      std::memcpy(s.tile[T][r], static_cast<const uint8_t*>(base) + r * stride, s.config.colsb[T]);
+  }
+  template <int T>
+  static void store(void* base, int64_t stride) {
+    State& s = state();
+    s.fault |= !s.configured;
+    for (int r = 0; r < s.config.rows[T]; ++r)
+      std::memcpy(static_cast<uint8_t*>(base) + r * stride, s.tile[T][r], s.config.colsb[T]);
+  }
+  template <int C, int A, int B>
+  static void dot() {
+    State& s = state();
+    const amx::TileConfig& g = s.config;
+    if (!s.configured || g.rows[B] != g.colsb[A] / 4 || g.colsb[C] != g.colsb[B] || g.rows[C] != g.rows[A]) {
+      s.fault = true;
+      return;
+    }
+    for (int m = 0; m < g.rows[C]; ++m) {
+      float acc[16];
+      std::memcpy(acc, s.tile[C][m], sizeof acc);
+      for (int k = 0; k < g.colsb[A] / 4; ++k)
+        for (int n = 0; n < g.colsb[C] / 4; ++n)
+          for (int half = 0; half < 2; ++half)
+            acc[n] =
+                std::fma(bf16_at(s.tile[A][m], 2 * k + half), bf16_at(s.tile[B][k], 2 * n + half), acc[n]);
+      std::memcpy(s.tile[C][m], acc, sizeof acc);
+    }
+  }
+  static void release() { state().configured = false; }
+
+ private:
+  static float bf16_at(const uint8_t* row, int i) {
+    uint16_t h;
+    std::memcpy(&h, row + 2 * i, sizeof h);
+    return bf16_to_float(h);
+  }
+};
+
+}  // namespace
+}  // namespace x86
+}  // namespace vitrt

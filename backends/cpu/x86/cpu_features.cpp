@@ -35,6 +35,11 @@ bool x86_has_amx_bf16() {
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
     const bool amx_bf16 = (edx >> 22) & 1u, amx_tile = (edx >> 24) & 1u;
     if (!amx_bf16 || !amx_tile) return false;
+    // Palette 1 (CPUID leaf 0x1D, subleaf 1) must offer what the kernel configures: 8 tiles of 16 rows × 64
+    // bytes (every AMX part so far does).
+    if (!__get_cpuid_count(0x1d, 1, &eax, &ebx, &ecx, &edx) || (ebx >> 16) < 8 || (ebx & 0xffffu) < 64 ||
+        (ecx & 0xffffu) < 16)
+      return false;
     // XCR0 bits 17 (tile configuration) and 18 (tile data): the OS saves and restores the tile state. XGETBV
     // is there: the AVX-512 check above needs OSXSAVE.
     unsigned lo = 0, hi = 0;
@@ -42,7 +47,9 @@ bool x86_has_amx_bf16() {
     if (((lo >> 17) & 3u) != 3u) return false;
 #if defined(__linux__)
     // Linux hands out the tile data state per process on request (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA);
-    // a tile instruction without it is a SIGILL. Refused (an old kernel, a seccomp filter): no AMX.
+    // a tile instruction without it is a SIGILL. Refused (an old kernel, a seccomp filter): no AMX. Granted, it
+    // holds for every thread of the process, and from then on the kernel refuses a sigaltstack() too small for
+    // the larger signal frame (docs/architecture.md §7.1 says so for embedders).
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
 #endif

@@ -17,9 +17,10 @@
 // GemmPanel forms this kernel does not implement (a packed A, a_step, implicit offsets, B read in place,
 // prefetches, K = 0, per-row bias, the residual added before the activation: the fp32 NCHW conv's forms, not
 // the bf16 callers') run on the AVX512-BF16 14 × 32 tile, whose panels have the same layout.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/packed_gemm_impl.h"
@@ -60,18 +61,27 @@ inline bool handles(const GemmPanel& p) {
          p.lda >= p.k && !p.bias_rows && !p.residual_before_act;
 }
 
+// The staging copies are inline vector moves, never memcpy / memset calls: the C tiles hold their sums
+// across them, and the AMX ABI makes the tile registers volatile across calls (a memcpy a sanitizer or
+// profiler interposes need not preserve them).
+
 // Rows [row0, row0 + rows) of A, pairs [k0, k0 + pairs), copied into a 16 × 16-pair staging tile, zero
 // elsewhere (rows past M, pairs past K).
 inline void stage_a(const GemmPanel& p, int64_t row0, int64_t rows, int64_t k0, int64_t pairs, float* dst) {
-  std::memset(dst, 0, sizeof(float) * kTileRows * kTilePairs);
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(dst + r * kTilePairs, p.a + (row0 + r) * p.lda + k0, sizeof(float) * pairs);
+  const __mmask16 valid = Avx512Ops::mask(static_cast<int>(pairs));
+  for (int64_t r = 0; r < kTileRows; ++r)
+    _mm512_store_ps(dst + r * kTilePairs, r < rows
+                                              ? _mm512_maskz_loadu_ps(valid, p.a + (row0 + r) * p.lda + k0)
+                                              : _mm512_setzero_ps());
 }
 
 // Pair rows [k0, k0 + pairs) of the B panel (kNr pairs a row), zero past K, into a 16 × kNr staging block.
 inline void stage_b(const GemmPanel& p, int64_t k0, int64_t pairs, float* dst) {
-  std::memset(dst, 0, sizeof(float) * kTileRows * kNr);
-  std::memcpy(dst, p.b + k0 * kNr, sizeof(float) * pairs * kNr);
+  for (int64_t r = 0; r < kTileRows; ++r)
+    for (int v = 0; v < kNr / kTilePairs; ++v)
+      _mm512_store_ps(
+          dst + r * kNr + v * kTilePairs,
+          r < pairs ? _mm512_loadu_ps(p.b + (k0 + r) * kNr + v * kTilePairs) : _mm512_setzero_ps());
 }
 
 // C = A·B over all of K for the block of rows [i0, i0 + rows) (rows <= 32), into c[32][32] on the stack.
@@ -158,6 +168,10 @@ inline void epilogue(const GemmPanel& p, int64_t i0, int64_t rows, const float* 
   }
 }
 
+// One call configures the tiles, runs its panel and releases them: other code on the thread (oneDNN, another
+// kernel) may configure them differently between calls. LDTILECFG is slow-ish, so this costs a few percent on
+// small panels; keeping the configuration across a kernel's panels is left for when an AMX machine can
+// measure it.
 template <class Tiles>
 void panel(const GemmPanel& p) {
   if (!handles(p)) return gemm_kernels_bf16(1)->panel(p);  // the 14 × 32 tile: the same panel layout

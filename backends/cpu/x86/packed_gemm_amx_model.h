@@ -5,12 +5,14 @@
 // policy), transcribed from their definitions in Intel's Software Developer's Manual (LDTILECFG, TILEZERO,
 // TILELOADD, TILESTORED, TDPBF16PS, TILERELEASE), so that the kernel's tiling, staging and epilogue are
 // tested on CPUs without AMX (tests/x86/bf16_gemm_x86_test.cpp). Per thread: eight tiles of 16 rows × 64
-// bytes and the configuration. TDPBF16PS, for m < C.rows, k < A.colsb / 4, n < C.colsb / 4, in that order:
-//   C[m].f32[n] = fma(A[m].bf16[2k], B[k].bf16[2n], C[m].f32[n]);
-//   C[m].f32[n] = fma(A[m].bf16[2k + 1], B[k].bf16[2n + 1], C[m].f32[n]);
-// (the hardware also flushes denormals, which the tests never produce). Shapes the hardware would refuse
-// (#UD: B.rows != A.colsb / 4, C.colsb != B.colsb, C.rows != A.rows, or a tile used unconfigured) set
-// `fault`, which the tests check.
+// bytes and the configuration. TDPBF16PS, per row m < C.rows: the even and the odd products summed apart,
+//   even[n] = fma(A[m].bf16[2k], B[k].bf16[2n], even[n]),  odd[n] = fma(A[m].bf16[2k + 1], B[k].bf16[2n + 1],
+//   odd[n])  for k < A.colsb / 4 in order, from zero; then C[m].f32[n] += even[n] + odd[n]
+// (the manual's temp1[2n] and temp1[2n + 1]; the hardware also treats denormal inputs as zero and flushes
+// denormal results, which the tests never produce). What the hardware would refuse sets `fault`, which the
+// tests check: a palette other than 1, non-zero reserved bytes, a tile with only one of rows and colsb zero
+// or past 16 rows / 64 bytes (#GP at LDTILECFG); a tile used unconfigured, the three tiles of a product not
+// distinct, B.rows != A.colsb / 4, C.colsb != B.colsb or C.rows != A.rows (#UD).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,10 +38,14 @@ struct AmxTileModel {
   static void configure(const amx::TileConfig& c) {
     State& s = state();
     s.config = c;
-    s.configured = c.palette == 1;
+    s.configured = true;
     std::memset(s.tile, 0, sizeof s.tile);  // LDTILECFG zeroes the tile data
-    for (int t = 0; t < 8; ++t)
-      if (c.rows[t] > 16 || c.colsb[t] > 64) s.fault = true;
+    bool bad = c.palette != 1 || c.start_row != 0;
+    for (uint8_t b : c.reserved) bad |= b != 0;
+    for (int t = 0; t < 16; ++t)
+      bad |=
+          c.rows[t] > 16 || c.colsb[t] > 64 || (c.rows[t] == 0) != (c.colsb[t] == 0) || (t >= 8 && c.rows[t]);
+    if (bad) s.fault = true, s.configured = false;
   }
   template <int T>
   static void zero() {
@@ -66,18 +72,20 @@ struct AmxTileModel {
   static void dot() {
     State& s = state();
     const amx::TileConfig& g = s.config;
-    if (!s.configured || g.rows[B] != g.colsb[A] / 4 || g.colsb[C] != g.colsb[B] || g.rows[C] != g.rows[A]) {
+    if (!s.configured || C == A || C == B || A == B || g.rows[C] == 0 || g.rows[B] != g.colsb[A] / 4 ||
+        g.colsb[C] != g.colsb[B] || g.rows[C] != g.rows[A]) {
       s.fault = true;
       return;
     }
     for (int m = 0; m < g.rows[C]; ++m) {
-      float acc[16];
+      float acc[16], even[16] = {}, odd[16] = {};
       std::memcpy(acc, s.tile[C][m], sizeof acc);
       for (int k = 0; k < g.colsb[A] / 4; ++k)
-        for (int n = 0; n < g.colsb[C] / 4; ++n)
-          for (int half = 0; half < 2; ++half)
-            acc[n] =
-                std::fma(bf16_at(s.tile[A][m], 2 * k + half), bf16_at(s.tile[B][k], 2 * n + half), acc[n]);
+        for (int n = 0; n < g.colsb[C] / 4; ++n) {
+          even[n] = std::fma(bf16_at(s.tile[A][m], 2 * k), bf16_at(s.tile[B][k], 2 * n), even[n]);
+          odd[n] = std::fma(bf16_at(s.tile[A][m], 2 * k + 1), bf16_at(s.tile[B][k], 2 * n + 1), odd[n]);
+        }
+      for (int n = 0; n < g.colsb[C] / 4; ++n) acc[n] += even[n] + odd[n];
       std::memcpy(s.tile[C][m], acc, sizeof acc);
     }
   }

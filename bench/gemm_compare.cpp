@@ -9,6 +9,9 @@
 // line per (shape, batch, threads) with the median (or fastest) milliseconds, GFLOP/s and own/oneDNN speed
 // ratio (> 1: ours is faster). --cold 1 evicts the caches before every run (weight and input come from
 // memory); --cold 2 then reads the input (a model's layer: its input just written, its weight cold).
+// --precision bf16 (Linear shapes; the channels-last bf16 convs are not among the problems) compares the
+// session-precision-bf16 kernel on AMX tiles ("own") with the AVX512-BF16 tiles (the "dnnl" columns) where
+// the CPU has AMX, and says so and exits where it has no AVX512-BF16.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn/onednn_kernels.h"
+#include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_internal.h"
 #include "ops/op_registry.h"
 
@@ -193,6 +197,7 @@ int main(int argc, char** argv) {
   bool use_min = false;    // --stat min: the fastest run instead of the median (on a loaded machine)
   bool cpu_clock = false;  // --clock cpu: process CPU time per thread instead of wall time
   int cold = 0;  // --cold 1: evict the caches (write 64 MiB) before every timed run; 2: then read the input
+  bool bf16 = false;  // --precision bf16: AMX (own) against AVX512-BF16
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
     if (!std::strcmp(argv[i], "--batch")) batches = parse_list(argv[i + 1]);
@@ -201,6 +206,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--stat")) use_min = !std::strcmp(argv[i + 1], "min");
     if (!std::strcmp(argv[i], "--clock")) cpu_clock = !std::strcmp(argv[i + 1], "cpu");
     if (!std::strcmp(argv[i], "--cold")) cold = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--precision")) bf16 = !std::strcmp(argv[i + 1], "bf16");
   }
   auto ctx = std::make_shared<x86::Context>();
   ctx->options = x86_options_from_env();  // VITRT_MAX_ISA, VITRT_GEMM_TILE, ... as in a session
@@ -210,6 +216,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   ctx->simd = ctx->isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
+  // --precision bf16: own = the session's bf16 kernel (AMX where the CPU has it), other = AVX512-BF16.
+  auto other_ctx = std::make_shared<x86::Context>();
+  other_ctx->options = ctx->options;
+  other_ctx->isa = ctx->isa;
+  other_ctx->simd = ctx->simd;
+  if (bf16) {
+    if (ctx->isa != X86Isa::kAvx512 || !x86_has_avx512_bf16()) {
+      std::fprintf(stderr, "vitrt_gemm_compare: --precision bf16 needs AVX512-BF16 (and the AVX-512 path)\n");
+      return 1;
+    }
+    ctx->bf16 = other_ctx->bf16 = true;
+    ctx->amx = x86_has_amx_bf16() && ctx->options.use_amx ? x86::gemm_kernels_amx() : nullptr;
+    other_ctx->amx = nullptr;
+    std::printf("# bf16: own = %s, dnnl columns = AVX512-BF16 tiles\n",
+                ctx->amx ? "AMX tiles" : "AVX512-BF16 tiles too (this CPU has no AMX, or VITRT_X86_AMX=0)");
+  }
   const std::unique_ptr<x86::AltKernels> dnnl = onednn::create_kernels(ctx->options, ctx->isa);
   if (!dnnl) {
     std::fprintf(stderr, "vitrt_gemm_compare: oneDNN cannot create its CPU engine\n");
@@ -229,6 +251,7 @@ int main(int argc, char** argv) {
                       (long long)pb.k, (long long)pb.n, pb.act == Activation::kNone ? "" : " gelu");
       if (!filter.empty() && (std::string(pb.model) + " " + shape).find(filter) == std::string::npos)
         continue;
+      if (bf16 && pb.conv) continue;
       Shape xs, ws, bs, ys;
       OpAttrs attrs;
       double flops;
@@ -280,6 +303,7 @@ int main(int argc, char** argv) {
           p.num_threads = static_cast<int>(t);
           Status s = which == 0 ? (pb.conv ? x86::create_conv2d_gemm : x86::create_linear_gemm)(
                                       ctx, p, &b[which].kernel, &b[which].info)
+                     : bf16    ? x86::create_linear_gemm(other_ctx, p, &b[which].kernel, &b[which].info)
                      : pb.conv ? dnnl->create_conv2d(p, &b[which].kernel, &b[which].info)
                                : dnnl->create_linear(p, &b[which].kernel, &b[which].info);
           if (!s.ok() || !b[which].kernel) {

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cpu/x86/gelu_table_avx512.h"
 #include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/packed_gemm_impl.h"
 #include "backends/cpu/x86/vec_avx512.h"
@@ -142,8 +143,14 @@ inline void block_product(const GemmPanel& p, int64_t i0, int64_t rows, float* c
 
 // The fp32 epilogue of rows [i0, i0 + rows): act(C + bias) + residual, as the fp32 tiles apply it
 // (packed_gemm_impl.h), then the masked store of the panel's columns.
+// The AVX512-BF16 tiles' epilogue ops: AVX-512 with the table erf GELU (packed_gemm_avx512bf16.cpp says why).
+struct EpilogueOps : Avx512Ops {
+  static constexpr bool kOwnGeluErf = true;
+  static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }
+};
+
 inline void epilogue(const GemmPanel& p, int64_t i0, int64_t rows, const float* c) {
-  using T = Avx512Ops;
+  using T = EpilogueOps;
   using V = T::V;
   constexpr int W = T::kWidth, NV = kNr / W;
   int valid[NV];

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "backends/cpu/x86/packed_gemm_bf16.h"
 #include "backends/cpu/x86/x86_backend.h"
 #include "checkpoint/checkpoint.h"
 #include "common/npy.h"
@@ -140,8 +141,10 @@ void check_case(const std::string& set, const std::string& name, const std::stri
         xo.amx_model = true;
         return create_x86_backend(xo);
       };
+      x86::gemm_amx_model_faulted(true);
       const Run amx = run(model, x, batch, o);
       o.backend_factory = nullptr;
+      CHECK_FALSE(x86::gemm_amx_model_faulted(true));  // no tile use the hardware would refuse, on any thread
       CAPTURE(amx.precision);
       CHECK(amx.precision.find("from 16 rows on amx-bf16 32x32 (model)") != std::string::npos);
       double amx_err = 0, amx_vs_bf16 = 0;

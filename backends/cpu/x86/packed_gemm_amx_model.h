@@ -9,10 +9,11 @@
 //   even[n] = fma(A[m].bf16[2k], B[k].bf16[2n], even[n]),  odd[n] = fma(A[m].bf16[2k + 1], B[k].bf16[2n + 1],
 //   odd[n])  for k < A.colsb / 4 in order, from zero; then C[m].f32[n] += even[n] + odd[n]
 // (the manual's temp1[2n] and temp1[2n + 1]; the hardware also treats denormal inputs as zero and flushes
-// denormal results, which the tests never produce). What the hardware would refuse sets `fault`, which the
-// tests check: a palette other than 1, non-zero reserved bytes, a tile with only one of rows and colsb zero
-// or past 16 rows / 64 bytes (#GP at LDTILECFG); a tile used unconfigured, the three tiles of a product not
-// distinct, B.rows != A.colsb / 4, C.colsb != B.colsb or C.rows != A.rows (#UD).
+// denormal results, which the tests never produce). What the hardware would refuse, on any thread, sets
+// `fault()`, which the tests check: a palette other than 1, non-zero reserved bytes, a tile with only one of
+// rows and colsb zero or past 16 rows / 64 bytes (#GP at LDTILECFG); a tile used unconfigured, the three
+// tiles of a product not distinct, B.rows != A.colsb / 4, C.colsb != B.colsb or C.rows != A.rows (#UD).
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -28,9 +29,13 @@ struct AmxTileModel {
   struct State {
     amx::TileConfig config;
     bool configured = false;
-    bool fault = false;
     uint8_t tile[8][16][64] = {};
   };
+  // Set by any thread's refused use (the tests read it after a whole session's run, from one thread).
+  static std::atomic<bool>& fault() {
+    static std::atomic<bool> f{false};
+    return f;
+  }
   static State& state() {
     thread_local State s;
     return s;
@@ -45,18 +50,18 @@ struct AmxTileModel {
     for (int t = 0; t < 16; ++t)
       bad |=
           c.rows[t] > 16 || c.colsb[t] > 64 || (c.rows[t] == 0) != (c.colsb[t] == 0) || (t >= 8 && c.rows[t]);
-    if (bad) s.fault = true, s.configured = false;
+    if (bad) fault() = true, s.configured = false;
   }
   template <int T>
   static void zero() {
     State& s = state();
-    s.fault |= !s.configured;
+    if (!s.configured) fault() = true;
     std::memset(s.tile[T], 0, sizeof s.tile[T]);
   }
   template <int T>
   static void load(const void* base, int64_t stride) {
     State& s = state();
-    s.fault |= !s.configured;
+    if (!s.configured) fault() = true;
     std::memset(s.tile[T], 0, sizeof s.tile[T]);  // rows and bytes past the configuration read as zero
     for (int r = 0; r < s.config.rows[T]; ++r)
       std::memcpy(s.tile[T][r], static_cast<const uint8_t*>(base) + r * stride, s.config.colsb[T]);
@@ -64,7 +69,7 @@ struct AmxTileModel {
   template <int T>
   static void store(void* base, int64_t stride) {
     State& s = state();
-    s.fault |= !s.configured;
+    if (!s.configured) fault() = true;
     for (int r = 0; r < s.config.rows[T]; ++r)
       std::memcpy(static_cast<uint8_t*>(base) + r * stride, s.tile[T][r], s.config.colsb[T]);
   }
@@ -74,7 +79,7 @@ struct AmxTileModel {
     const amx::TileConfig& g = s.config;
     if (!s.configured || C == A || C == B || A == B || g.rows[C] == 0 || g.rows[B] != g.colsb[A] / 4 ||
         g.colsb[C] != g.colsb[B] || g.rows[C] != g.rows[A]) {
-      s.fault = true;
+      fault() = true;
       return;
     }
     for (int m = 0; m < g.rows[C]; ++m) {

@@ -13,10 +13,7 @@ const GemmKernels* gemm_kernels_amx_model() {
 }
 
 bool gemm_amx_model_faulted(bool reset) {
-  AmxTileModel::State& s = AmxTileModel::state();
-  const bool fault = s.fault;
-  if (reset) s.fault = false;
-  return fault;
+  return reset ? AmxTileModel::fault().exchange(false) : AmxTileModel::fault().load();
 }
 
 }  // namespace x86

@@ -54,7 +54,7 @@ const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, 
 // x86_has_amx_bf16() (x86_backend.h).
 const GemmKernels* gemm_kernels_amx();
 // The same kernel on a C++ model of the tile instructions (packed_gemm_amx_model.h), for the tests on CPUs
-// without AMX (AVX512-BF16 is enough); and whether the model saw this thread use a tile as the hardware
+// without AMX (AVX512-BF16 is enough); and whether the model saw any thread use a tile as the hardware
 // would refuse to (reset clears it).
 const GemmKernels* gemm_kernels_amx_model();
 bool gemm_amx_model_faulted(bool reset);

@@ -227,10 +227,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     ctx->bf16 = other_ctx->bf16 = true;
-    ctx->amx = x86_has_amx_bf16() && ctx->options.use_amx ? x86::gemm_kernels_amx() : nullptr;
+    ctx->amx = x86::amx_kernels(ctx->options);
     other_ctx->amx = nullptr;
-    std::printf("# bf16: own = %s, dnnl columns = AVX512-BF16 tiles\n",
-                ctx->amx ? "AMX tiles" : "AVX512-BF16 tiles too (this CPU has no AMX, or VITRT_X86_AMX=0)");
+    std::printf(
+        "# bf16: own = %s, dnnl columns = AVX512-BF16 tiles\n",
+        ctx->amx ? ctx->amx->name : "AVX512-BF16 tiles too (this CPU has no AMX, or VITRT_X86_AMX=0)");
   }
   const std::unique_ptr<x86::AltKernels> dnnl = onednn::create_kernels(ctx->options, ctx->isa);
   if (!dnnl) {

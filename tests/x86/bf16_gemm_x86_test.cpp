@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/x86/aligned_buffer.h"
@@ -158,20 +159,25 @@ int check_all_shapes(const GemmKernels& g, std::mt19937& rng, double* worst_exac
   return cases;
 }
 
+// check_all_shapes over `kernels`, then the summary, and that the bf16 tolerance is not so loose that
+// anything passes: the error uses a real share of it.
+void sweep(const std::vector<const GemmKernels*>& kernels, unsigned seed) {
+  std::mt19937 rng(seed);
+  int cases = 0;
+  double worst_exact = 0, worst_bf16 = 0;
+  for (const GemmKernels* g : kernels) cases += check_all_shapes(*g, rng, &worst_exact, &worst_bf16);
+  const std::string on = std::string(kernels.front()->name) + (kernels.size() > 1 ? " and the others" : "");
+  MESSAGE("checked ", cases, " shapes on ", on, "; worst error / tolerance: ", worst_exact,
+          " against the bf16 operands, ", worst_bf16, " against fp32");
+  CHECK(worst_bf16 > 0.02);
+}
+
 TEST_CASE("the bf16 GEMM matches fp32 within bf16's rounding on odd shapes, every tile and epilogue") {
   if (!x86_has_avx512_bf16()) {
     MESSAGE("skipped: this CPU has no AVX512-BF16 (vdpbf16ps)");
     return;
   }
-  std::mt19937 rng(2626);
-  int cases = 0;
-  double worst_exact = 0, worst_bf16 = 0;
-  for (int which = 0; which < 3; ++which)
-    cases += check_all_shapes(*x86::gemm_kernels_bf16(which), rng, &worst_exact, &worst_bf16);
-  MESSAGE("checked ", cases, " shapes; worst error / tolerance: ", worst_exact,
-          " against the bf16 operands, ", worst_bf16, " against fp32");
-  // The bf16 tolerance is not so loose that anything passes: the error uses a real share of it.
-  CHECK(worst_bf16 > 0.02);
+  sweep({x86::gemm_kernels_bf16(0), x86::gemm_kernels_bf16(1), x86::gemm_kernels_bf16(2)}, 2626);
 }
 
 // The AMX kernel's tiling (32 × 32 blocks of four C tiles, A rows and K pairs past the operands staged as
@@ -183,13 +189,9 @@ TEST_CASE("the AMX bf16 GEMM, on a model of the tile instructions, matches fp32 
     MESSAGE("skipped: this CPU has no AVX512-BF16 (the kernel's epilogue and operand rounding use it)");
     return;
   }
-  std::mt19937 rng(2627);
-  double worst_exact = 0, worst_bf16 = 0;
   x86::gemm_amx_model_faulted(true);
-  const int cases = check_all_shapes(*x86::gemm_kernels_amx_model(), rng, &worst_exact, &worst_bf16);
+  sweep({x86::gemm_kernels_amx_model()}, 2627);
   CHECK_FALSE(x86::gemm_amx_model_faulted(true));
-  MESSAGE("checked ", cases, " shapes on the AMX model; worst error / bf16 tolerance ", worst_bf16);
-  CHECK(worst_bf16 > 0.02);
 }
 
 TEST_CASE("the AMX bf16 GEMM on the CPU's tiles matches fp32 within bf16's rounding") {
@@ -197,11 +199,7 @@ TEST_CASE("the AMX bf16 GEMM on the CPU's tiles matches fp32 within bf16's round
     MESSAGE("skipped: this CPU (or OS) offers no AMX-BF16 tiles");
     return;
   }
-  std::mt19937 rng(2628);
-  double worst_exact = 0, worst_bf16 = 0;
-  const int cases = check_all_shapes(*x86::gemm_kernels_amx(), rng, &worst_exact, &worst_bf16);
-  MESSAGE("checked ", cases, " shapes on the AMX tiles; worst error / bf16 tolerance ", worst_bf16);
-  CHECK(worst_bf16 > 0.02);
+  sweep({x86::gemm_kernels_amx()}, 2628);
 }
 
 }  // namespace

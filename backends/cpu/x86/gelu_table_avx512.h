@@ -13,6 +13,8 @@
 // Include only from *_avx512.cpp files (built with -mavx512*).
 #include <immintrin.h>
 
+#include "backends/cpu/x86/vec_avx512.h"
+
 namespace vitrt {
 namespace x86 {
 namespace {
@@ -97,6 +99,13 @@ inline __m512 gelu_erf(__m512 x) {
 }
 
 }  // namespace gelu_table
+
+// Avx512Ops whose erf GELU is the table's, for the bf16 GEMM epilogues (packed_gemm_impl.h's gelu_erf picks
+// it up through kOwnGeluErf): their activation feeds a bf16 product, which rounds it to 8 bits anyway.
+struct Avx512TableGeluOps : Avx512Ops {
+  static constexpr bool kOwnGeluErf = true;
+  static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }
+};
 
 }  // namespace
 }  // namespace x86

@@ -142,15 +142,10 @@ inline void block_product(const GemmPanel& p, int64_t i0, int64_t rows, float* c
 }
 
 // The fp32 epilogue of rows [i0, i0 + rows): act(C + bias) + residual, as the fp32 tiles apply it
-// (packed_gemm_impl.h), then the masked store of the panel's columns.
-// The AVX512-BF16 tiles' epilogue ops: AVX-512 with the table erf GELU (packed_gemm_avx512bf16.cpp says why).
-struct EpilogueOps : Avx512Ops {
-  static constexpr bool kOwnGeluErf = true;
-  static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }
-};
-
+// (packed_gemm_impl.h), with the AVX512-BF16 tiles' table erf GELU; then the masked store of the panel's
+// columns.
 inline void epilogue(const GemmPanel& p, int64_t i0, int64_t rows, const float* c) {
-  using T = EpilogueOps;
+  using T = Avx512TableGeluOps;
   using V = T::V;
   constexpr int W = T::kWidth, NV = kNr / W;
   int valid[NV];

@@ -24,13 +24,9 @@ struct Bf16PairOps {
 };
 
 template <int Rows, int Vecs>
-struct Bf16Vec512 : Avx512Ops {
+struct Bf16Vec512 : Avx512TableGeluOps {  // the epilogue's erf GELU from the table (gelu_table_avx512.h)
   static constexpr int kRows = Rows, kVecs = Vecs;
   using ProductOps = Bf16PairOps;
-  // The epilogue's erf GELU from gelu_table_avx512.h (within 9e-8·|x| of the exact GELU, half the
-  // instructions of gelu_vec's): the activation feeds a bf16 product, which rounds it to 8 bits anyway.
-  static constexpr bool kOwnGeluErf = true;
-  static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }
 };
 
 }  // namespace

@@ -175,10 +175,7 @@ std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
   ctx->simd = isa == X86Isa::kAvx512 ? x86::simd_table_avx512() : x86::simd_table_avx2();
   ctx->options = caps;
   ctx->bf16 = caps.bf16 && isa == X86Isa::kAvx512 && x86_has_avx512_bf16();
-  if (ctx->bf16 && caps.amx_model)
-    ctx->amx = x86::gemm_kernels_amx_model();
-  else if (ctx->bf16 && caps.use_amx && x86_has_amx_bf16())
-    ctx->amx = x86::gemm_kernels_amx();
+  if (ctx->bf16) ctx->amx = x86::amx_kernels(caps);
   if (resolved.use_onednn) {
     const x86::AltKernelsProvider provide = x86::alt_kernels_provider();
     if (provide) ctx->alt = provide(caps, isa);
@@ -196,6 +193,12 @@ std::unique_ptr<Backend> create_x86_backend(const X86Options& options) {
 }
 
 namespace x86 {
+
+const GemmKernels* amx_kernels(const X86Options& o) {
+  if (o.amx_model) return gemm_kernels_amx_model();
+  return o.use_amx && x86_has_amx_bf16() ? gemm_kernels_amx() : nullptr;
+}
+
 namespace {
 std::atomic<AltKernelsProvider> g_alt_provider{
     nullptr};  // constant-initialised: safe from static initialisers

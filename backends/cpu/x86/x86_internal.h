@@ -29,10 +29,13 @@ struct Context {
   X86Options options;               // resolved (environment applied): the kernels' knobs
   bool bf16 = false;                // options.bf16, the ISA in use is AVX-512 and the CPU has AVX512-BF16
   // Under bf16, the AMX kernel the bf16 GEMM's callers take (gemm_kernels_bf16_for), or null: the tiles
-  // where options.use_amx and x86_has_amx_bf16(), their model where options.amx_model (tests).
+  // where options.use_amx and x86_has_amx_bf16(), their model where options.amx_model (tests): amx_kernels.
   const GemmKernels* amx = nullptr;
   std::unique_ptr<AltKernels> alt;  // oneDNN's Linear/Conv2d when options.use_onednn and built in
 };
+
+// The AMX kernel a bf16 session on AVX512-BF16 takes, as Context::amx says (x86_backend.cpp).
+const GemmKernels* amx_kernels(const X86Options& o);
 
 using Factory = Status (*)(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
                            std::unique_ptr<Kernel>* kernel, KernelInfo* info);

@@ -11,6 +11,7 @@
 
 #include "common/checked_math.h"
 #include "onnx/dropout_identity.h"
+#include "onnx/fold_gather_nd.h"
 #include "onnx/fold_scatter_nd.h"
 #include "onnx/onnx_limits.h"
 
@@ -26,7 +27,8 @@ const char* const kFoldable[] = {
     "Flatten",  "Transpose", "Expand",    "Add",        "Sub",    "Mul",       "Div",
     "Neg",      "Abs",       "Sqrt",      "Reciprocal", "Pow",    "Equal",     "Less",
     "Greater",  "Where",     "Not",       "Min",        "Max",    "Floor",     "Ceil",
-    "EyeLike",  "Mod",       "And",       "Or",         "Xor",    "ScatterND", nullptr};
+    "EyeLike",  "Mod",       "And",       "Or",         "Xor",    "ScatterND", "GatherND",
+    nullptr};
 
 bool is_float_onnx(int32_t t) {
   return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16;
@@ -683,6 +685,7 @@ Status fold(ImportContext& cx, const NodeProto& n, std::vector<OnnxValue*>& in, 
     return Status::Ok();
   }
   if (op == "ScatterND") return fold_scatter_nd(cx, n, *in[0], *in[1], *in[2], out);
+  if (op == "GatherND") return fold_gather_nd(cx, n, *in[0], *in[1], out);
   if (op == "Mod") {
     const int64_t fmod = cx.attr_int(n, "fmod", 0);
     if (fmod != 0 && fmod != 1) return cx.bad_node(n, "fmod " + std::to_string(fmod) + ", expected 0 or 1");
@@ -728,10 +731,10 @@ Status fold_node(ImportContext& cx, const NodeProto& n, bool* folded) {
       if (!d.is_static()) return Status::Ok();
   // The inputs each op reads unconditionally must be there (a hostile node may have any number).
   static const std::map<std::string, size_t> kRequired = {
-      {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3},    {"Gather", 2}, {"Reshape", 2},
-      {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},      {"Div", 2},    {"Pow", 2},
-      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 1},      {"Max", 1},    {"Mod", 2},
-      {"And", 2},      {"Or", 2},    {"Xor", 2},     {"ScatterND", 3}};
+      {"Constant", 0}, {"Range", 3}, {"Where", 3},   {"Slice", 3},     {"Gather", 2},  {"Reshape", 2},
+      {"Expand", 2},   {"Add", 2},   {"Sub", 2},     {"Mul", 2},       {"Div", 2},     {"Pow", 2},
+      {"Equal", 2},    {"Less", 2},  {"Greater", 2}, {"Min", 1},       {"Max", 1},     {"Mod", 2},
+      {"And", 2},      {"Or", 2},    {"Xor", 2},     {"ScatterND", 3}, {"GatherND", 2}};
   const auto req = kRequired.find(op);
   const size_t required = req == kRequired.end() ? 1 : req->second;
   // Every op but these (whose optional inputs are read only when present) reads every input it is given.

@@ -28,4 +28,11 @@ Status fold_conv_relu(Graph* g, int* folded);
 // says why). Returns how many blocks were rewritten.
 Status normalize_multihead_attention(Graph* g, int* rewritten);
 
+// F.scaled_dot_product_attention as torch's dynamo exporter writes it: kᵀ through a Reshape / Transpose
+// (0,2,1) / Reshape of merged leading axes becomes one Transpose of the last two axes (exact), and the two
+// scalar factors √scale on q and on kᵀ become one on their product, which only a Softmax reads (exact for
+// powers of two, else a last-bit difference; sdpa_attention.cpp says why). Returns how many scores were
+// rewritten.
+Status normalize_sdpa_attention(Graph* g, int* rewritten);
+
 }  // namespace vitrt::convert

@@ -7,6 +7,7 @@
 
 #include "common/checked_math.h"
 #include "ir/shape_propagation.h"
+#include "onnx/batch_index_gather.h"
 #include "onnx/fold_by_reference.h"
 #include "onnx/fold_ops.h"
 #include "onnx/graph_normalize.h"
@@ -137,6 +138,12 @@ Status import_node(ImportContext& cx, int i, int* folded_count, int* patterns, s
     if (!n.input(k).empty()) VITRT_RETURN_IF_ERROR(cx.input(n, k, &v));
   }
   bool done = false;
+  // Before folding: the Range over the batch it starts from cannot be folded.
+  VITRT_RETURN_IF_ERROR(match_batch_index_gather(cx, i, &done));
+  if (done) {
+    ++*patterns;
+    return Status::Ok();
+  }
   VITRT_RETURN_IF_ERROR(fold_node(cx, n, &done));
   if (done) {
     ++*folded_count;
@@ -190,10 +197,14 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
   }
   if (ir.outputs.empty()) return bad_input("the graph has no outputs");
   VITRT_RETURN_IF_ERROR(ir.validate_structure());
-  int distances = 0, conv_relus = 0, attentions = 0;
+  int distances = 0, conv_relus = 0, attentions = 0, sdpa = 0;
   VITRT_RETURN_IF_ERROR(fold_unrolled_distances(&ir, &distances));
   VITRT_RETURN_IF_ERROR(fold_conv_relu(&ir, &conv_relus));
+  VITRT_RETURN_IF_ERROR(normalize_sdpa_attention(&ir, &sdpa));
   VITRT_RETURN_IF_ERROR(normalize_multihead_attention(&ir, &attentions));
+  if (sdpa)
+    *log += "onnx: " + std::to_string(sdpa) +
+            " attention scores with the scale split over q and k rewritten as one scaled product\n";
   if (distances)
     *log += "onnx: " + std::to_string(distances) +
             " squared distances summed channel by channel rewritten as one broadcast sum\n";

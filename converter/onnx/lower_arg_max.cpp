@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ArgMax, ArgMin (opsets 11-18; docs/onnx.md) -> the IR's ArgMax of that kind (core/ir/op_attrs.h,
+// ArgMax, ArgMin (opsets 11-25; docs/onnx.md) -> the IR's ArgMax of that kind (core/ir/op_attrs.h,
 // ArgMaxAttrs). ONNX's result is int64; vitrt computes in float32, so the index is a float32 value (exact:
 // the IR refuses an axis longer than 2^24), and a graph output computed by ArgMax holds float indices.
 #include "onnx/lower_common.h"

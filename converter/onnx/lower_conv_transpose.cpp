@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// ConvTranspose (opsets 11-18; docs/onnx.md) -> the IR's ConvTranspose (core/ir/op_attrs.h,
+// ConvTranspose (opsets 11-25; docs/onnx.md) -> the IR's ConvTranspose (core/ir/op_attrs.h,
 // ConvTransposeAttrs). A 1-D [B,C,L] input becomes Reshape [B,C,1,L] -> ConvTranspose with a 1-high kernel ->
 // Reshape [B,Cout,Lo], as 1-D pooling does. ONNX's `output_shape` and `auto_pad` are resolved here into pads
 // and output_padding by the spec's formula: per spatial axis

@@ -67,6 +67,19 @@ Status unary_attrs_of(ImportContext& cx, const NodeProto& n, UnaryAttrs* a) {
   return Status::Ok();
 }
 
+// Gelu (opset 20): the IR's Gelu, exact erf form or tanh approximation.
+Status lower_gelu(ImportContext& cx, int, const NodeProto& n) {
+  if (cx.opset() < 20) return cx.bad_node(n, "Gelu is an operator of opset 20 and later");
+  const std::string approx = cx.attr_string(n, "approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return cx.bad_node(n, "approximate '" + approx + "', expected 'none' or 'tanh'");
+  int32_t x;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  return emit(cx, n, OpType::kGelu,
+              GeluAttrs{approx == "tanh" ? GeluApproximation::kTanh : GeluApproximation::kErf}, {x},
+              n.output(0));
+}
+
 Status lower_unary(ImportContext& cx, int, const NodeProto& n) {
   int32_t x;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
@@ -218,7 +231,7 @@ std::map<std::string, Entry> elementwise_entries() {
       {"Clip", {lower_clip, {}}},        {"Sin", {lower_unary, {}}},
       {"Cos", {lower_unary, {}}},        {"Round", {lower_unary, {}}},
       {"Sign", {lower_unary, {}}},       {"Mish", {lower_unary, {}}},
-      {"Mod", {lower_mod, {"fmod"}}},
+      {"Mod", {lower_mod, {"fmod"}}},    {"Gelu", {lower_gelu, {"approximate"}}},
   };
 }
 

@@ -23,7 +23,32 @@ Status lower_pad(ImportContext& cx, int, const NodeProto& n) {
   a.mode = modes.at(mode);
   VITRT_RETURN_IF_ERROR(cx.input(n, 1, &p));
   VITRT_RETURN_IF_ERROR(const_ints(cx, n, *p, "pads", &a.pads));
-  if (cx.has_input(n, 3)) return cx.unsupported_node(n, "the axes input (opset 18)");
+  const std::vector<SymDim> from = dims_of(*x);
+  const size_t rank = from.size();
+  if (cx.has_input(n, 3)) {
+    // Opset 18's axes: the pads name only these axes (begins, then ends); every other axis keeps its size.
+    OnnxValue* ax;
+    std::vector<int64_t> axes;
+    VITRT_RETURN_IF_ERROR(cx.input(n, 3, &ax));
+    VITRT_RETURN_IF_ERROR(const_ints(cx, n, *ax, "axes", &axes));
+    if (a.pads.size() != 2 * axes.size())
+      return cx.bad_node(n, std::to_string(a.pads.size()) + " pads for " + std::to_string(axes.size()) +
+                                " axes " + int_dims_str(axes));
+    std::vector<int64_t> full(2 * rank, 0);
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t r = static_cast<int64_t>(rank);
+      if (axes[i] < -r || axes[i] >= r)
+        return cx.bad_node(n, "axis " + std::to_string(axes[i]) + " of rank " + std::to_string(rank));
+      const size_t d = static_cast<size_t>(axes[i] < 0 ? axes[i] + r : axes[i]);
+      if (seen[d])
+        return cx.bad_node(n, "axis " + std::to_string(axes[i]) + " named twice in " + int_dims_str(axes));
+      seen[d] = true;
+      full[d] = a.pads[i];
+      full[d + rank] = a.pads[i + axes.size()];
+    }
+    a.pads = std::move(full);
+  }
   if (cx.has_input(n, 2)) {
     OnnxValue* v;
     VITRT_RETURN_IF_ERROR(cx.input(n, 2, &v));
@@ -31,8 +56,6 @@ Status lower_pad(ImportContext& cx, int, const NodeProto& n) {
       return cx.unsupported_node(n, "constant_value must be one float known at import");
     a.value = v->f[0];
   }
-  const std::vector<SymDim> from = dims_of(*x);
-  const size_t rank = from.size();
   if (a.pads.size() != 2 * rank)
     return cx.bad_node(n, std::to_string(a.pads.size()) + " pads for rank " + std::to_string(rank));
   bool any = false;

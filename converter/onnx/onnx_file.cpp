@@ -85,10 +85,9 @@ Status parse_stream(google::protobuf::io::ZeroCopyInputStream* stream, size_t si
   const int64_t opset = onnx_opset(*model);
   if (opset < 0) return bad_input("'" + name + "' imports no default-domain operator set");
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
-    return unsupported(
-        "'" + name + "' uses ONNX opset " + std::to_string(opset) + "; supported are opsets " +
-        std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
-        " (re-export with torch.onnx.export(..., opset_version=" + std::to_string(kMaxOnnxOpset) + "))");
+    return unsupported("'" + name + "' uses ONNX opset " + std::to_string(opset) + "; supported are opsets " +
+                       std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
+                       " (re-export with torch.onnx.export(..., opset_version=20), PyTorch's default)");
   if (model->graph().node_size() > kMaxOnnxNodes || model->graph().initializer_size() > kMaxOnnxNodes)
     return bad_input("'" + name + "' has more than " + std::to_string(kMaxOnnxNodes) +
                      " nodes or initializers");

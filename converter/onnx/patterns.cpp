@@ -174,7 +174,8 @@ Status emit_gelu(ImportContext& cx, Matcher& m, const NodeProto& root, const std
 }
 
 // x·(1 + erf(x/√2))·0.5, as torch exports nn.GELU(): Div(x, √2) | Mul(x, 1/√2) -> Erf -> Add 1 -> Mul x ->
-// Mul 0.5.
+// Mul 0.5; or, as the dynamo exporter writes it below opset 20, Add 1 -> Mul 0.5 -> Mul x (the same bits: the
+// halving is exact in either place).
 Status match_gelu_erf(ImportContext& cx, int index, bool* matched) {
   Matcher m{cx, {index}};
   const NodeProto& root = cx.onnx_graph().node(index);
@@ -187,10 +188,15 @@ Status match_gelu_erf(ImportContext& cx, int index, bool* matched) {
   const int add = m.next(out0(m.node(erf)), "Add");
   if (add < 0 || !m.scalar(m.other(add, out0(m.node(erf))), 1.0)) return Status::Ok();
   const int mul = m.next(out0(m.node(add)), "Mul");
-  if (mul < 0 || m.other(mul, out0(m.node(add))) != x) return Status::Ok();
-  const int half = m.next(out0(m.node(mul)), "Mul");
-  if (half < 0 || !m.scalar(m.other(half, out0(m.node(mul))), 0.5)) return Status::Ok();
-  return emit_gelu(cx, m, root, x, GeluApproximation::kErf, out0(m.node(half)), matched);
+  if (mul < 0) return Status::Ok();
+  const std::string factor = m.other(mul, out0(m.node(add)));
+  const bool half_first = factor != x;
+  if (half_first && !m.scalar(factor, 0.5)) return Status::Ok();
+  const int last = m.next(out0(m.node(mul)), "Mul");
+  if (last < 0 ||
+      (half_first ? m.other(last, out0(m.node(mul))) != x : !m.scalar(m.other(last, out0(m.node(mul))), 0.5)))
+    return Status::Ok();
+  return emit_gelu(cx, m, root, x, GeluApproximation::kErf, out0(m.node(last)), matched);
 }
 
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as torch exports nn.GELU(approximate='tanh'):

@@ -972,7 +972,7 @@ TEST_CASE(
     const int64_t r = i / 7, col = i % 7;
     return double(x[r * 7 + (col == 0 ? 6 : col - 1)]);
   });
-  // num_outputs is opset 18's; an opset-18 Pad (axes input) is not read yet.
+  // num_outputs is opset 18's.
   onnx::ModelProto old = test::model_with_input({3, 7}, 17);
   auto* old_split = add_node(old.mutable_graph(), "Split", {"x"}, {"y", "z"});
   set_int(old_split, "axis", 1);
@@ -982,14 +982,6 @@ TEST_CASE(
   CHECK_MESSAGE(st.message().find("(Split, opset 17): has no attribute 'num_outputs' before opset 18") !=
                     std::string::npos,
                 st.message());
-  onnx::ModelProto pad = test::model_with_input({3, 7}, 18);
-  add_node(pad.mutable_graph(), "Relu", {"x"}, {"r"});
-  add_node(pad.mutable_graph(), "Pad", {"r", "pads"}, {"y"});
-  st = try_import(pad);
-  CHECK(st.code() == StatusCode::kUnsupported);
-  CHECK_MESSAGE(
-      st.message().find("(Pad, opset 18): its opset-18 definition is not supported yet") != std::string::npos,
-      st.message());
 }
 
 namespace {
@@ -1402,5 +1394,189 @@ TEST_CASE(
   CHECK(st.code() == StatusCode::kUnsupported);
   CHECK_MESSAGE(st.message().find("too_wide") != std::string::npos, st.message());
   CHECK_MESSAGE(st.message().find("65 inputs (the IR's Concat takes at most 64)") != std::string::npos,
+                st.message());
+}
+
+// The forms torch 2's dynamo exporter writes (tests/data/onnx_torch2 has whole models): opsets 19-25,
+// Gelu-20, GELU with the halving before the multiplication by x, opset 18's Pad axes, as_strided's
+// batch-indexed Gather, GatherND of constants, scaled_dot_product_attention's split scale.
+TEST_CASE("Gelu (opset 20) becomes Gelu, exact or tanh; refused before opset 20 and for unknown forms") {
+  for (const char* approx : {"none", "tanh"}) {
+    CAPTURE(approx);
+    onnx::ModelProto m = test::model_with_input({6}, 20);
+    auto* n = add_node(m.mutable_graph(), "Gelu", {"x"}, {"y"});
+    auto* a = n->add_attribute();
+    a->set_name("approximate");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(approx);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) == std::map<std::string, int>{{"Gelu", 1}});
+    const bool tanh_form = std::string(approx) == "tanh";
+    CHECK(std::get<GeluAttrs>(ir.nodes[0].attrs).approximation ==
+          (tanh_form ? GeluApproximation::kTanh : GeluApproximation::kErf));
+    check_values(ir, 6, 6, [tanh_form](const float* x, int64_t i) {
+      const double v = x[i];
+      return tanh_form ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                       : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    });
+    a->set_s("sigmoid");
+    Graph g;
+    std::string log;
+    Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+    CHECK(st.code() == StatusCode::kBadInput);
+    CHECK_MESSAGE(st.message().find("(Gelu, opset 20): approximate 'sigmoid'") != std::string::npos,
+                  st.message());
+  }
+  onnx::ModelProto old = test::model_with_input({6}, 17);
+  add_node(old.mutable_graph(), "Gelu", {"x"}, {"y"});
+  Graph g;
+  std::string log;
+  Status st = convert::import_onnx(old, convert::OnnxImportOptions{}, &g, &log);
+  CHECK_MESSAGE(st.message().find("Gelu is an operator of opset 20 and later") != std::string::npos,
+                st.message());
+}
+
+TEST_CASE(
+    "opsets 19-25 import the ops whose float semantics they kept; their new forms are refused by name") {
+  for (int64_t opset : {19, 21, 23, 25}) {
+    CAPTURE(opset);
+    onnx::ModelProto m = test::model_with_input({2, 3}, opset);
+    auto* g = m.mutable_graph();
+    *g->add_initializer() = test::int_tensor("shape", {2}, {0, 6});
+    add_node(g, "Relu", {"x"}, {"r"});
+    add_node(g, "Reshape", {"r", "shape"}, {"y"});
+    const Graph ir = import_model(m);
+    check_values(ir, 6, 6, [](const float* x, int64_t i) { return std::max(0.0, double(x[i])); });
+  }
+  // (Opset 26 is refused when the file is read: malformed_test.cpp.)
+  Graph g;
+  std::string log;
+  // Forms new at 19 are refused by name: Pad's wrap mode.
+  onnx::ModelProto wrap = test::model_with_input({3, 7}, 19);
+  *wrap.mutable_graph()->add_initializer() = test::int_tensor("pads", {6}, {0, 0, 1, 0, 0, 1});
+  auto* pad = add_node(wrap.mutable_graph(), "Pad", {"x", "pads"}, {"y"});
+  auto* a = pad->add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("wrap");
+  Status st = convert::import_onnx(wrap, convert::OnnxImportOptions{}, &g, &log);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("(Pad, opset 19): mode 'wrap'") != std::string::npos, st.message());
+}
+
+TEST_CASE("GELU written x · (0.5 · (1 + erf(x/√2))) becomes one Gelu(erf)") {
+  onnx::ModelProto m = test::model_with_input({5}, 18);
+  auto* g = m.mutable_graph();
+  constant(g, "r2", scalar(1.4142135381698608f));
+  constant(g, "one", scalar(1.0f));
+  constant(g, "half", scalar(0.5f));
+  add_node(g, "Div", {"x", "r2"}, {"s"});
+  add_node(g, "Erf", {"s"}, {"e"});
+  add_node(g, "Add", {"e", "one"}, {"e1"});
+  add_node(g, "Mul", {"half", "e1"}, {"h"});
+  add_node(g, "Mul", {"x", "h"}, {"y"});
+  const Graph ir = import_model(m);
+  CHECK(ops_of(ir) == std::map<std::string, int>{{"Gelu", 1}});
+  check_values(ir, 5, 5, [](const float* x, int64_t i) {
+    const double v = x[i];
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  });
+}
+
+TEST_CASE("Pad with opset 18's axes input pads only the axes named") {
+  onnx::ModelProto m = test::model_with_input({3, 7}, 18);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::int_tensor("pads", {2}, {1, 2});
+  *g->add_initializer() = test::int_tensor("axes", {1}, {-1});
+  add_node(g, "Relu", {"x"}, {"r"});
+  add_node(g, "Pad", {"r", "pads", "", "axes"}, {"y"});
+  const Graph ir = import_model(m);
+  check_values(ir, 21, 30, [](const float* x, int64_t i) {
+    const int64_t row = i / 10, col = i % 10 - 1;
+    return col < 0 || col >= 7 ? 0.0 : std::max(0.0, double(x[row * 7 + col]));
+  });
+  *g->mutable_initializer(1) = test::int_tensor("axes", {2}, {2, 2});
+  *g->mutable_initializer(0) = test::int_tensor("pads", {4}, {1, 1, 1, 1});
+  Graph bad;
+  std::string log;
+  Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &bad, &log);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("axis 2 named twice") != std::string::npos, st.message());
+}
+
+namespace {
+
+// as_strided over a [B,2,3] input as the dynamo exporter writes it with a dynamic batch: the flat input
+// gathered at b·6 + c[r], c from the per-image strides (s_1, s_2) of an output [B,d1,d2].
+onnx::ModelProto batch_index_gather(int64_t d1, int64_t d2, int64_t s1, int64_t s2, int64_t stride = 6) {
+  onnx::ModelProto m = test::model_with_input({2, 3}, 20);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::int_tensor("flat", {1}, {-1});
+  *g->add_initializer() = test::int_tensor("zero", {}, {0});
+  *g->add_initializer() = test::int_tensor("one", {}, {1});
+  *g->add_initializer() = test::int_tensor("stride", {}, {stride});
+  *g->add_initializer() = test::int_tensor("axes", {2}, {1, 2});
+  std::vector<int64_t> rows, cols;
+  for (int64_t i = 0; i < d1; ++i) rows.push_back(i * s1);
+  for (int64_t j = 0; j < d2; ++j) cols.push_back(j * s2);
+  *g->add_initializer() = test::int_tensor("rows", {1, d1, 1}, rows);
+  *g->add_initializer() = test::int_tensor("cols", {1, 1, d2}, cols);
+  add_node(g, "Relu", {"x"}, {"r"});
+  add_node(g, "Reshape", {"r", "flat"}, {"data"});
+  add_node(g, "Shape", {"x"}, {"shape"});
+  add_node(g, "Gather", {"shape", "zero"}, {"batch"});
+  add_node(g, "Range", {"zero", "batch", "one"}, {"b"});
+  add_node(g, "Mul", {"b", "stride"}, {"base"});
+  add_node(g, "Unsqueeze", {"base", "axes"}, {"base3"});
+  add_node(g, "Add", {"base3", "rows"}, {"i1"});
+  add_node(g, "Add", {"i1", "cols"}, {"idx"});
+  add_node(g, "Gather", {"data", "idx"}, {"y"});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a Gather through indices computed from the batch (as_strided) becomes a Reshape or a Transpose") {
+  // The same layout: a Reshape.
+  Graph ir = import_model(batch_index_gather(3, 2, 2, 1));
+  CHECK(ops_of(ir).count("Transpose") == 0);
+  check_values(ir, 6, 6, [](const float* x, int64_t i) { return std::max(0.0, double(x[i])); });
+  // The transposed layout ([B,3,2] read with strides (1, 3)): a Transpose.
+  ir = import_model(batch_index_gather(3, 2, 1, 3));
+  CHECK(ops_of(ir).count("Transpose") == 1);
+  check_values(ir, 6, 6, [](const float* x, int64_t i) {
+    const int64_t a = i / 2, b = i % 2;
+    return std::max(0.0, double(x[b * 3 + a]));
+  });
+  // Indices reaching into the next image, or not a permutation: refused, naming the Range.
+  for (auto m : {batch_index_gather(3, 2, 2, 1, 5), batch_index_gather(3, 2, 1, 1)}) {
+    Graph g;
+    std::string log;
+    Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+    CHECK(!st.ok());
+    CHECK_MESSAGE(st.message().find("(Range, opset 20)") != std::string::npos, st.message());
+  }
+}
+
+TEST_CASE("GatherND of constants folds (Swin V2's bias table) and checks its indices") {
+  onnx::ModelProto m = test::model_with_input({6}, 20);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = test::float_tensor("table", {3, 2}, {1, 2, 3, 4, 5, 6});
+  *g->add_initializer() = test::int_tensor("index", {3, 1}, {2, -3, 1});
+  *g->add_initializer() = test::int_tensor("flat", {1}, {6});
+  add_node(g, "GatherND", {"table", "index"}, {"picked"});
+  add_node(g, "Reshape", {"picked", "flat"}, {"bias"});
+  add_node(g, "Add", {"x", "bias"}, {"y"});
+  const Graph ir = import_model(m);
+  check_values(ir, 6, 6, [](const float* x, int64_t i) {
+    const double bias[6] = {5, 6, 1, 2, 3, 4};
+    return double(x[i]) + bias[i];
+  });
+  *g->mutable_initializer(1) = test::int_tensor("index", {3, 1}, {2, 3, 1});
+  Graph bad;
+  std::string log;
+  Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &bad, &log);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("index 3 is out of range for dimension 0") != std::string::npos,
                 st.message());
 }

@@ -25,7 +25,8 @@ Status fold_conv_relu(Graph* g, int* folded);
 // 1), in_proj, Slice ×3, views to [N, B·h, d], q · 2^-k, softmax(q @ kᵀ) @ v, out_proj, transposed back)
 // becomes the packed-qkv form --emit primitive writes for SoftmaxAttention, which the planner's
 // fuse_attention matches. Only a power-of-two scale is moved onto the scores (exact; multihead_attention.cpp
-// says why). Returns how many blocks were rewritten.
+// says why). Also torch 2's form (through scaled_dot_product_attention, after normalize_sdpa_attention),
+// whose data movement is checked by tracing element indices. Returns how many blocks were rewritten.
 Status normalize_multihead_attention(Graph* g, int* rewritten);
 
 // F.scaled_dot_product_attention as torch's dynamo exporter writes it: kᵀ through a Reshape / Transpose

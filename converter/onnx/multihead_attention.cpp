@@ -22,6 +22,8 @@
 // the exponent) above the subnormal range. Only a power-of-two scale is taken for that reason (√d for d =
 // 4^n: ViT-B, ViT-L); any other scale, a mask added to the scores, or an intermediate read elsewhere (the
 // attention weights returned) leaves the block as it is.
+// torch 2 writes the same module through scaled_dot_product_attention (match_sdpa below): its data movement
+// is checked by tracing element indices, and its scores are already (q @ kᵀ) · scale (sdpa_attention.cpp).
 #include <algorithm>
 #include <cmath>
 
@@ -58,7 +60,8 @@ class MhaNormalizer {
     std::vector<std::vector<Node>> before(g_.nodes.size());
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       Block b;
-      if (g_.nodes[i].type != OpType::kSoftmax || !match(i, &b)) continue;
+      if (g_.nodes[i].type != OpType::kSoftmax) continue;
+      if (!match(i, &b) && !(b = Block{}, match_sdpa(i, &b))) continue;
       bool taken = false;
       for (size_t n : b.nodes) taken = taken || erase[n];
       if (taken) continue;
@@ -189,6 +192,205 @@ class MhaNormalizer {
     b->nodes.erase(std::remove(b->nodes.begin(), b->nodes.end(), last), b->nodes.end());
     b->nodes.push_back(last);
     return true;
+  }
+
+  // --- torch 2's form (F.multi_head_attention_forward through scaled_dot_product_attention) ---------------
+  // The same computation with other data movement between the three Linear-ish steps: q, k and v are taken
+  // from the projection P [N,B,3C] by Reshape / Transpose / Slice chains and viewed [B,h,N,d]; the scores are
+  // (q @ kᵀ) · scale after normalize_sdpa_attention; the heads go back to rows [N·B, C] for out_proj and its
+  // rows to [B,N,C] through further chains. Rather than one fixed op sequence, each chain is checked by
+  // running it on element indices at batch 1 and 2 (trace below): it must place every element where the
+  // layout above says, so any exporter's arrangement of pure data movement is accepted and nothing else is.
+
+  static bool movement(const Node& n) {
+    return (n.type == OpType::kReshape || n.type == OpType::kTranspose || n.type == OpType::kSlice) &&
+           n.inputs.size() == 1 && n.outputs.size() == 1;
+  }
+
+  // The movement ops from the first non-movement producer up to `t` (in graph order); its source in *src.
+  std::vector<size_t> chain_to(int32_t t, int32_t* src) const {
+    std::vector<size_t> chain;
+    while (t >= 0 && uses_.producer[t] >= 0 && movement(g_.nodes[uses_.producer[t]]) && chain.size() < 64) {
+      chain.insert(chain.begin(), static_cast<size_t>(uses_.producer[t]));
+      t = g_.nodes[uses_.producer[t]].inputs[0];
+    }
+    *src = t;
+    return chain;
+  }
+
+  // The movement ops reading `t` one after another (each the only reader) up to the first value read by
+  // anything else; that value in *end.
+  std::vector<size_t> chain_from(int32_t t, int32_t* end) const {
+    std::vector<size_t> chain;
+    while (uses_.readers[t] == 1 && uses_.reader[t] >= 0 && movement(g_.nodes[uses_.reader[t]]) &&
+           chain.size() < 64) {
+      chain.push_back(static_cast<size_t>(uses_.reader[t]));
+      t = g_.nodes[uses_.reader[t]].outputs[0];
+    }
+    *end = t;
+    return chain;
+  }
+
+  // For each element of the chain's result at batch `batch` (shapes s1_ / s2_), the flat index of the source
+  // element it holds; empty when a step is not plain data movement.
+  std::vector<int64_t> trace(const std::vector<size_t>& chain, int32_t src, int batch) const {
+    const std::vector<Shape>& s = batch == 1 ? s1_ : s2_;
+    std::vector<int64_t> idx(static_cast<size_t>(s[src].numel()));
+    for (size_t e = 0; e < idx.size(); ++e) idx[e] = static_cast<int64_t>(e);
+    for (size_t c : chain) {
+      const Node& n = g_.nodes[c];
+      const Shape &in = s[n.inputs[0]], &out = s[n.outputs[0]];
+      if (out.numel() > static_cast<int64_t>(idx.size()) || in.numel() != static_cast<int64_t>(idx.size()))
+        return {};
+      std::vector<int64_t> next(static_cast<size_t>(out.numel()));
+      if (n.type == OpType::kReshape) {
+        if (out.numel() != in.numel()) return {};
+        next = idx;
+      } else {
+        // Element e of the output: its multi-index, mapped to the input's.
+        std::vector<int32_t> perm;
+        SliceAttrs sl;
+        if (n.type == OpType::kTranspose) {
+          perm = std::get<TransposeAttrs>(n.attrs).perm;
+          if (static_cast<int>(perm.size()) != in.rank || out.rank != in.rank) return {};
+        } else {
+          sl = std::get<SliceAttrs>(n.attrs);
+          if (sl.axis < 0) sl.axis += in.rank;
+          if (sl.axis < 0 || sl.axis >= in.rank || sl.step < 1 || out.rank != in.rank) return {};
+          if (sl.start < 0) sl.start += in[sl.axis];
+          sl.start = std::clamp<int64_t>(sl.start, 0, in[sl.axis]);
+        }
+        std::vector<int64_t> at(static_cast<size_t>(out.rank), 0), stride(static_cast<size_t>(in.rank), 1);
+        for (int d = in.rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
+        for (size_t e = 0; e < next.size(); ++e) {
+          int64_t from = 0;
+          for (int d = 0; d < out.rank; ++d) {
+            const int64_t i =
+                n.type == OpType::kTranspose ? at[d] : (d == sl.axis ? sl.start + at[d] * sl.step : at[d]);
+            const int dim = n.type == OpType::kTranspose ? perm[d] : d;
+            if (dim < 0 || dim >= in.rank || i >= in[dim]) return {};
+            from += i * stride[dim];
+          }
+          next[e] = idx[static_cast<size_t>(from)];
+          for (int d = out.rank - 1; d >= 0; --d) {
+            if (++at[d] < out[d]) break;
+            at[d] = 0;
+          }
+        }
+      }
+      idx = std::move(next);
+    }
+    return idx;
+  }
+
+  bool match_sdpa(size_t softmax, Block* b) const {
+    const Node& sm = g_.nodes[softmax];
+    const int32_t axis = std::get<SoftmaxAttrs>(sm.attrs).axis;
+    if ((axis != -1 && axis != 3) || s1_[sm.inputs[0]].rank != 4) return false;
+    const Node* scaled = only(sm.inputs[0], OpType::kMul, b);
+    if (!scaled || scaled->inputs.size() != 2) return false;
+    const int side = scalar_float(scaled->inputs[1]) ? 1 : scalar_float(scaled->inputs[0]) ? 0 : -1;
+    if (side < 0) return false;
+    b->scale = scaled->inputs[side];
+    const Node* qk = only(scaled->inputs[1 - side], OpType::kMatMul, b);
+    if (!qk || qk->inputs.size() != 2) return false;
+    const Node* kt = only(qk->inputs[1], OpType::kTranspose, b);
+    if (!kt || !perm_is(*kt, {0, 1, 3, 2})) return false;
+    b->nodes.push_back(softmax);
+    const Node* pv = sole_reader(sm.outputs[0], OpType::kMatMul, 0, b);
+    if (!pv || pv->inputs.size() != 2) return false;
+    const int32_t q4 = qk->inputs[0], k4 = kt->inputs[0], v4 = pv->inputs[1];
+    const Shape& qs = s1_[q4];
+    if (qs.rank != 4 || qs[0] != 1 || s1_[k4] != qs || s1_[v4] != qs ||
+        s2_[q4] != Shape{2, qs[1], qs[2], qs[3]})
+      return false;
+    const int64_t h = qs[1], n = qs[2], d = qs[3], c = h * d;
+    b->h = h, b->n = n, b->d = d, b->c = c;
+    // q, k, v from one projection P = Linear(x.transpose(0, 1)) [N,B,3C].
+    std::vector<size_t> parts[3];
+    int32_t proj = -1;
+    const int32_t heads[3] = {q4, k4, v4};
+    for (int p = 0; p < 3; ++p) {
+      int32_t src;
+      parts[p] = chain_to(heads[p], &src);
+      if (parts[p].empty() || (proj >= 0 && src != proj)) return false;
+      proj = src;
+    }
+    const Node* in = uses_.producer_of(g_, proj, OpType::kLinear);
+    if (!in || in->inputs.size() < 2) return false;
+    const Node* xt = uses_.producer_of(g_, in->inputs[0], OpType::kTranspose);
+    if (!xt || !perm_is(*xt, {1, 0, 2})) return false;
+    b->x = xt->inputs[0];
+    if (s1_[b->x] != Shape{1, n, c} || s2_[b->x] != Shape{2, n, c}) return false;
+    for (int batch = 1; batch <= 2; ++batch)
+      for (int p = 0; p < 3; ++p) {
+        const std::vector<int64_t> got = trace(parts[p], proj, batch);
+        if (static_cast<int64_t>(got.size()) != batch * c * n) return false;
+        size_t e = 0;
+        for (int64_t bb = 0; bb < batch; ++bb)
+          for (int64_t hh = 0; hh < h; ++hh)
+            for (int64_t t = 0; t < n; ++t)
+              for (int64_t j = 0; j < d; ++j, ++e)
+                if (got[e] != (t * batch + bb) * 3 * c + p * c + hh * d + j) return false;
+      }
+    // softmax @ v back to token-major rows [N·B, C], out_proj, back to [B,N,C].
+    int32_t rows, y;
+    const std::vector<size_t> merge = chain_from(pv->outputs[0], &rows);
+    if (merge.empty() || uses_.readers[rows] != 1 || uses_.reader[rows] < 0) return false;
+    const Node& out = g_.nodes[uses_.reader[rows]];
+    if (out.type != OpType::kLinear || out.inputs[0] != rows || out.inputs.size() < 2) return false;
+    const size_t out_index = static_cast<size_t>(uses_.reader[rows]);
+    const std::vector<size_t> back = chain_from(out.outputs[0], &y);
+    if (back.empty() || s1_[y] != Shape{1, n, c} || s2_[y] != Shape{2, n, c}) return false;
+    for (int batch = 1; batch <= 2; ++batch) {
+      const std::vector<int64_t> r = trace(merge, pv->outputs[0], batch),
+                                 t = trace(back, out.outputs[0], batch);
+      if (static_cast<int64_t>(r.size()) != batch * n * c || static_cast<int64_t>(t.size()) != batch * n * c)
+        return false;
+      // rows[t·B + b, hh·d + j] = o[b, hh, t, j]; y[b, t, k] = out[t·B + b, k].
+      for (int64_t bb = 0; bb < batch; ++bb)
+        for (int64_t tt = 0; tt < n; ++tt)
+          for (int64_t k = 0; k < c; ++k) {
+            const int64_t row = tt * batch + bb, hh = k / d, j = k % d;
+            if (r[static_cast<size_t>(row * c + k)] != ((bb * h + hh) * n + tt) * d + j ||
+                t[static_cast<size_t>((bb * n + tt) * c + k)] != row * c + k)
+              return false;
+          }
+    }
+    // Every node of the chains goes; each value they compute must be read inside the block only.
+    for (int p = 0; p < 3; ++p) b->nodes.insert(b->nodes.end(), parts[p].begin(), parts[p].end());
+    b->nodes.insert(b->nodes.end(), merge.begin(), merge.end());
+    b->nodes.push_back(out_index);
+    b->nodes.insert(b->nodes.end(), back.begin(), back.end());
+    b->nodes.push_back(static_cast<size_t>(uses_.producer[proj]));
+    std::sort(b->nodes.begin(), b->nodes.end());
+    b->nodes.erase(std::unique(b->nodes.begin(), b->nodes.end()), b->nodes.end());
+    std::vector<bool> inside(g_.nodes.size(), false);
+    for (size_t i : b->nodes) inside[i] = true;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      for (int32_t t : g_.nodes[i].inputs)
+        if (!inside[i] && t >= 0 && t != y && uses_.producer[t] >= 0 && inside[uses_.producer[t]])
+          return false;
+    for (int32_t t : g_.outputs)
+      if (t != y && uses_.producer[t] >= 0 && inside[uses_.producer[t]]) return false;
+    b->in_w = in->inputs[1];
+    b->in_b = in->inputs.size() > 2 ? in->inputs[2] : kAbsent;
+    b->in_attrs = std::get<LinearAttrs>(in->attrs);
+    b->out_w = out.inputs[1];
+    b->out_b = out.inputs.size() > 2 ? out.inputs[2] : kAbsent;
+    b->out_attrs = std::get<LinearAttrs>(out.attrs);
+    b->y = y;
+    if (b->in_attrs.activation != Activation::kNone) return false;
+    const size_t last = static_cast<size_t>(uses_.producer[y]);
+    b->nodes.erase(std::remove(b->nodes.begin(), b->nodes.end(), last), b->nodes.end());
+    b->nodes.push_back(last);
+    return true;
+  }
+
+  bool scalar_float(int32_t t) const {
+    const Tensor& c = g_.tensors[t];
+    return c.is_constant && c.dtype == DType::kFloat32 && c.shape.numel() == 1 &&
+           c.constant.size >= sizeof(float) && std::isfinite(*c.f32());
   }
 
   // The exporter names the block's nodes <module>/<op>: the new nodes are named after the module, and the

@@ -199,10 +199,10 @@ TEST_CASE("torchvision zoo: exported classifiers match PyTorch's float64 logits 
 // torchvision and timm models at 64x64). Unpacked by the fixture onnx_torch2.
 TEST_CASE("torch 2 exports: dynamo and TorchScript exports match PyTorch's float64 logits on ref and cpu") {
   // Every attention planned to the fused op whatever the exporter (timm's F.scaled_dot_product_attention
-  // with its scale split over q and k, PVT v2's reduced keys, Swin's windows), and the CNNs' epilogues.
-  // torchvision's ViT under torch 2 (nn.MultiheadAttention through scaled_dot_product_attention) is not
-  // recognised yet: it runs as plain MatMul / Softmax (docs/onnx.md).
+  // with its scale split over q and k, torchvision's nn.MultiheadAttention under torch 2, PVT v2's reduced
+  // keys, Swin's windows), and the CNNs' epilogues. (Swin V2's cosine attention has no fused op.)
   const std::map<std::string, std::map<std::string, int>> fused = {
+      {"tv_vit", {{"SoftmaxAttention", 2}, {"Softmax", 0}, {"MatMul", 0}}},
       {"timm_vit_sdpa", {{"SoftmaxAttention", 2}, {"Softmax", 0}, {"MatMul", 0}}},
       {"timm_vit_eager", {{"SoftmaxAttention", 2}, {"Softmax", 0}}},
       {"timm_pvt_v2", {{"SoftmaxAttention", 4}, {"Softmax", 0}}},

@@ -34,6 +34,9 @@
 namespace vitrt::convert {
 namespace {
 
+// Elements one index trace of match_sdpa may hold (ViT-L at 224: 197 tokens × 2 images × 3072 = 1.2 M).
+constexpr int64_t kMaxTracedElements = int64_t{1} << 24;
+
 bool perm_is(const Node& n, std::vector<int32_t> perm) {
   return std::get<TransposeAttrs>(n.attrs).perm == perm;
 }
@@ -322,6 +325,9 @@ class MhaNormalizer {
     if (!xt || !perm_is(*xt, {1, 0, 2})) return false;
     b->x = xt->inputs[0];
     if (s1_[b->x] != Shape{1, n, c} || s2_[b->x] != Shape{2, n, c}) return false;
+    // The traces hold one index per element of the projection at batch 2: bounded like a folded constant
+    // (a file may declare any size; a larger block stays unfused, and correct).
+    if (s2_[proj].numel() > kMaxTracedElements) return false;
     for (int batch = 1; batch <= 2; ++batch)
       for (int p = 0; p < 3; ++p) {
         const std::vector<int64_t> got = trace(parts[p], proj, batch);

@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "onnx/fold_scatter_nd.h"
 
+#include "onnx/fold_nd_index.h"
+
 namespace vitrt::convert {
 
 Status fold_scatter_nd(ImportContext& cx, const onnx::NodeProto& n, const OnnxValue& data,
@@ -34,16 +36,8 @@ Status fold_scatter_nd(ImportContext& cx, const onnx::NodeProto& n, const OnnxVa
   *out = data;
   out->ir_constant = -1;
   for (int64_t t = 0; t < tuples; ++t) {
-    int64_t flat = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      const SymDim& v = indices.i[t * k + j];
-      const int64_t dim = ds[j];
-      if (!v.is_static()) return cx.unsupported_node(n, "an index depends on the batch");
-      if (v.c < -dim || v.c >= dim)
-        return cx.bad_node(n, "index " + std::to_string(v.c) + " is out of range for dimension " +
-                                  std::to_string(j) + " of data " + int_dims_str(ds));
-      flat += (v.c < 0 ? v.c + dim : v.c) * stride[j];
-    }
+    int64_t flat;
+    VITRT_RETURN_IF_ERROR(nd_index_offset(cx, n, indices, t, k, ds, stride, &flat));
     for (int64_t e = 0; e < slice; ++e) {
       if (out->kind == ConstKind::kFloat)
         out->f[flat + e] = updates.f[t * slice + e];

@@ -31,6 +31,10 @@ Status emit(ImportContext& cx, const onnx::NodeProto& n, OpType type, OpAttrs at
 // The symbolic shape of a value (a constant's static one).
 std::vector<SymDim> dims_of(const OnnxValue& v);
 
+// Whether an output after the first (a mask, running statistics, Mean / InvStdDev, a cache) is read or is a
+// graph output: the IR op computes only the first.
+bool extra_output_used(const ImportContext& cx, const onnx::NodeProto& n);
+
 // A Reshape of IR tensor `src` (shape `from`) to `to`, written as the planner's patterns expect it: 0 where a
 // dimension equals the source's at the same position, -1 for the one batch-dependent dimension that moved
 // (lower_ops.cpp says how `written_infer`, the file's own -1, is kept). Binds nothing: `out` receives the new
@@ -57,6 +61,8 @@ std::map<std::string, Entry> arg_max_entries();
 std::map<std::string, Entry> trilu_entries();
 // CumSum (lower_cum_sum.cpp).
 std::map<std::string, Entry> cum_sum_entries();
+// Attention, opset 23 (lower_attention.cpp).
+std::map<std::string, Entry> attention_entries();
 // GatherElements (lower_gather_elements.cpp).
 std::map<std::string, Entry> gather_elements_entries();
 // TopK (lower_top_k.cpp).

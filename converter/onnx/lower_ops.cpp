@@ -21,21 +21,13 @@ using TP = onnx::TensorProto;
 
 using lowering::dims_of;
 using lowering::emit;
+using lowering::extra_output_used;
 using lowering::reshape_to;
 using lowering::tensor_of;
 using LowerEntry = lowering::Entry;
 
 Status in(ImportContext& cx, const NodeProto& n, int i, OnnxValue** v) {
   return cx.input(n, i, v);
-}
-
-// Whether an output after the first (a mask, running statistics, Mean / InvStdDev) is read or is a graph
-// output: the IR op computes only the first.
-bool extra_output_used(const ImportContext& cx, const NodeProto& n) {
-  for (int o = 1; o < n.output_size(); ++o)
-    if (!n.output(o).empty() && (!cx.consumers(n.output(o)).empty() || cx.is_graph_output(n.output(o))))
-      return true;
-  return false;
 }
 
 Status reshape_value(ImportContext& cx, const NodeProto& n, const std::vector<SymDim>& to,
@@ -859,6 +851,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::top_k_entries());
     all.merge(lowering::resize_entries());
     all.merge(lowering::scatter_nd_entries());
+    all.merge(lowering::attention_entries());
     return all;
   }();
   return t;
@@ -867,6 +860,13 @@ const std::map<std::string, LowerEntry>& table() {
 }  // namespace
 
 namespace lowering {
+
+bool extra_output_used(const ImportContext& cx, const NodeProto& n) {
+  for (int o = 1; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && (!cx.consumers(n.output(o)).empty() || cx.is_graph_output(n.output(o))))
+      return true;
+  return false;
+}
 
 std::vector<SymDim> dims_of(const OnnxValue& v) {
   if (!v.is_const) return v.dims;

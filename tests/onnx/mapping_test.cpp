@@ -1580,3 +1580,89 @@ TEST_CASE("GatherND of constants folds (Swin V2's bias table) and checks its ind
   CHECK_MESSAGE(st.message().find("index 3 is out of range for dimension 0") != std::string::npos,
                 st.message());
 }
+
+namespace {
+
+// x [B,5,8] -> Q, K, V = x·W -> Attention (opset 23) with 2 heads of 4, as 3-D operands or as 4-D heads.
+onnx::ModelProto attention_model(bool four_d) {
+  onnx::ModelProto m = test::model_with_input({5, 8}, 23);
+  auto* g = m.mutable_graph();
+  for (const char* w : {"wq", "wk", "wv"})
+    *g->add_initializer() = test::pattern_tensor(w, {8, 8},
+                                                 w[1] == 'q'   ? -0.3f
+                                                 : w[1] == 'k' ? -0.2f
+                                                               : -0.1f);
+  *g->add_initializer() = test::int_tensor("heads", {4}, {0, 0, 2, 4});
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string s(p);
+    add_node(g, "MatMul", {"x", "w" + s}, {s + "3"});
+    if (!four_d) continue;
+    add_node(g, "Reshape", {s + "3", "heads"}, {s + "r"});
+    set_ints(add_node(g, "Transpose", {s + "r"}, {s + "4"}), "perm", {0, 2, 1, 3});
+  }
+  auto* a = add_node(
+      g, "Attention",
+      four_d ? std::vector<std::string>{"q4", "k4", "v4"} : std::vector<std::string>{"q3", "k3", "v3"},
+      {four_d ? "o" : "y"});
+  if (!four_d) {
+    set_int(a, "q_num_heads", 2);
+    set_int(a, "kv_num_heads", 2);
+    return m;
+  }
+  *g->add_initializer() = test::int_tensor("merge", {3}, {0, 0, 8});
+  set_ints(add_node(g, "Transpose", {"o"}, {"om"}), "perm", {0, 2, 1, 3});
+  add_node(g, "Reshape", {"om", "merge"}, {"y"});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("Attention (opset 23) lowers to the attention the planner fuses; masks, caches, causal refused") {
+  for (bool four_d : {false, true}) {
+    CAPTURE(four_d);
+    onnx::ModelProto m = attention_model(four_d);
+    const Graph ir = import_model(m);
+    auto s = test::make_session(as_model(ir), "cpu", 2);
+    CHECK_MESSAGE(test::planned_ops(*s).count("SoftmaxAttention") == 1, test::ops_str(test::planned_ops(*s)));
+    std::vector<float> w[3];
+    for (int p = 0; p < 3; ++p) {
+      const auto& t = m.graph().initializer(p);
+      w[p].assign(t.float_data().begin(), t.float_data().end());
+    }
+    check_values(ir, 40, 40, [&w](const float* x, int64_t i) {
+      double proj[3][5][8] = {};
+      for (int p = 0; p < 3; ++p)
+        for (int n = 0; n < 5; ++n)
+          for (int o = 0; o < 8; ++o)
+            for (int c = 0; c < 8; ++c) proj[p][n][o] += double(x[n * 8 + c]) * w[p][c * 8 + o];
+      const int64_t n = i / 8, o = i % 8, h = o / 4;
+      double sc[5], mx = -1e300, sum = 0;
+      for (int j = 0; j < 5; ++j) {
+        sc[j] = 0;
+        for (int e = 0; e < 4; ++e) sc[j] += proj[0][n][h * 4 + e] * proj[1][j][h * 4 + e];
+        sc[j] *= 0.5;
+        mx = std::max(mx, sc[j]);
+      }
+      double acc = 0;
+      for (int j = 0; j < 5; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+      for (int j = 0; j < 5; ++j) acc += sc[j] * proj[2][j][o];
+      return acc / sum;
+    });
+  }
+  auto refused = [](onnx::ModelProto m, const char* why) {
+    Graph g;
+    std::string log;
+    Status st = convert::import_onnx(m, convert::OnnxImportOptions{}, &g, &log);
+    CHECK(!st.ok());
+    CHECK_MESSAGE(st.message().find(why) != std::string::npos, st.message());
+  };
+  onnx::ModelProto causal = attention_model(false);
+  set_int(causal.mutable_graph()->mutable_node(3), "is_causal", 1);
+  refused(causal, "(Attention, opset 23): is_causal 1");
+  onnx::ModelProto masked = attention_model(false);
+  masked.mutable_graph()->mutable_node(3)->add_input("x");
+  refused(masked, "(Attention, opset 23): an attention mask (input 3)");
+  onnx::ModelProto old = attention_model(false);
+  old.mutable_opset_import(0)->set_version(22);
+  refused(old, "Attention is an operator of opset 23 and later");
+}

@@ -154,27 +154,11 @@ std::vector<int> source_order(const std::vector<int64_t>& dims, const std::vecto
   return axes;
 }
 
-}  // namespace
-
-Status match_batch_index_gather(ImportContext& cx, int index, bool* matched) {
-  *matched = false;
-  const NodeProto& root = cx.onnx_graph().node(index);
-  if (root.op_type() != "Range" || root.input_size() != 3 || root.output_size() != 1) return Status::Ok();
-  const OnnxValue *start = cx.find(root.input(0)), *limit = cx.find(root.input(1)),
-                  *delta = cx.find(root.input(2));
-  std::vector<int64_t> s0, d0;
-  if (!static_ints(start, &s0) || !static_ints(delta, &d0) || s0 != std::vector<int64_t>{0} ||
-      d0 != std::vector<int64_t>{1} || !limit || !limit->is_const || limit->kind != ConstKind::kInt ||
-      limit->i.size() != 1 || limit->i[0] != SymDim::batch())
-    return Status::Ok();
-  BatchIndex x;
-  std::vector<int> nodes{index};
-  const int g = follow_to_gather(cx, root.output(0), &x, &nodes);
-  if (g < 0) return Status::Ok();
-  const NodeProto& gather = cx.onnx_graph().node(g);
-  OnnxValue* data = cx.find(gather.input(0));
-  if (!data || data->is_const || data->dims.size() != 1 || data->dims[0] != SymDim::batch(x.s) || x.s < 1)
-    return Status::Ok();
+// The per-image gather out[b, r] = x[b].flat[c[r]] of `gather` (its data `data`, [s·B]) as a Reshape or a
+// Reshape / Transpose / Reshape; false (nothing emitted) when c reads outside the image or is no permutation.
+Status emit_per_image_gather(ImportContext& cx, const NodeProto& gather, OnnxValue* data, const BatchIndex& x,
+                             bool* done) {
+  *done = false;
   for (int64_t v : x.c)
     if (v < 0 || v >= x.s) return Status::Ok();  // reads another image's elements
   const std::vector<int64_t> dims(x.shape.begin() + 1, x.shape.end());
@@ -207,8 +191,69 @@ Status match_batch_index_gather(ImportContext& cx, int index, bool* matched) {
     VITRT_RETURN_IF_ERROR(lowering::reshape_to(cx, gather, moved.tensor, moved.dims, to, out_name, &out));
   }
   cx.set(out_name, std::move(out));
-  for (int n : nodes) cx.consume(n);
-  *matched = true;
+  *done = true;
+  return Status::Ok();
+}
+
+// The data of a Gather on axis 0 when it is an activation flattened to [s·B] with s ≥ 1; else nullptr.
+OnnxValue* flat_images(ImportContext& cx, const NodeProto& gather, int64_t s) {
+  if (gather.input_size() != 2 || cx.attr_int(gather, "axis", 0) != 0 || s < 1) return nullptr;
+  OnnxValue* data = cx.find(gather.input(0));
+  return data && !data->is_const && data->dims.size() == 1 && data->dims[0] == SymDim::batch(s) ? data
+                                                                                                : nullptr;
+}
+
+// A model exported with a static batch n writes the same gather with constant indices: image b's are
+// b·P + c[r] (n = 1: c itself). Read as the per-image gather of the batch.
+Status match_static_batch_gather(ImportContext& cx, int index, bool* matched) {
+  const NodeProto& gather = cx.onnx_graph().node(index);
+  const int64_t n = cx.static_batch();
+  if (n < 1 || gather.input_size() != 2 || gather.output_size() != 1) return Status::Ok();
+  const OnnxValue* iv = cx.find(gather.input(1));
+  std::vector<int64_t> idx;
+  OnnxValue* data0 = cx.find(gather.input(0));
+  if (!static_ints(iv, &idx) || iv->shape.empty() || iv->shape[0] != n || !data0 || data0->is_const ||
+      data0->dims.size() != 1 || data0->dims[0].c != 0 || data0->dims[0].k < 1)
+    return Status::Ok();
+  BatchIndex x;
+  x.s = data0->dims[0].k;
+  OnnxValue* data = flat_images(cx, gather, x.s);
+  if (!data) return Status::Ok();
+  x.shape = iv->shape;
+  x.shape[0] = 1;
+  const size_t per = idx.size() / static_cast<size_t>(n);
+  x.c.assign(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(per));
+  for (size_t e = per; e < idx.size(); ++e)
+    if (idx[e] != x.c[e % per] + static_cast<int64_t>(e / per) * x.s) return Status::Ok();
+  VITRT_RETURN_IF_ERROR(emit_per_image_gather(cx, gather, data, x, matched));
+  if (*matched) cx.consume(index);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status match_batch_index_gather(ImportContext& cx, int index, bool* matched) {
+  *matched = false;
+  const NodeProto& root = cx.onnx_graph().node(index);
+  if (root.op_type() == "Gather") return match_static_batch_gather(cx, index, matched);
+  if (root.op_type() != "Range" || root.input_size() != 3 || root.output_size() != 1) return Status::Ok();
+  const OnnxValue *start = cx.find(root.input(0)), *limit = cx.find(root.input(1)),
+                  *delta = cx.find(root.input(2));
+  std::vector<int64_t> s0, d0;
+  if (!static_ints(start, &s0) || !static_ints(delta, &d0) || s0 != std::vector<int64_t>{0} ||
+      d0 != std::vector<int64_t>{1} || !limit || !limit->is_const || limit->kind != ConstKind::kInt ||
+      limit->i.size() != 1 || limit->i[0] != SymDim::batch())
+    return Status::Ok();
+  BatchIndex x;
+  std::vector<int> nodes{index};
+  const int g = follow_to_gather(cx, root.output(0), &x, &nodes);
+  if (g < 0) return Status::Ok();
+  const NodeProto& gather = cx.onnx_graph().node(g);
+  OnnxValue* data = flat_images(cx, gather, x.s);
+  if (!data) return Status::Ok();
+  VITRT_RETURN_IF_ERROR(emit_per_image_gather(cx, gather, data, x, matched));
+  if (*matched)
+    for (int n : nodes) cx.consume(n);
   return Status::Ok();
 }
 

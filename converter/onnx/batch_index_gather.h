@@ -13,9 +13,10 @@
 
 namespace vitrt::convert {
 
-// Tries the pattern rooted at the Range node `index`; on a match emits a Reshape (C is 0, 1, ..., P-1 in
-// order) or a Reshape, Transpose, Reshape (C walks x's elements as a permutation of its axes), marks the
-// pattern's nodes consumed and binds the Gather's output. Any other form leaves `matched` false.
+// Tries the pattern rooted at the Range node `index` (or, in a model exported with a static batch n, at a
+// Gather whose constant indices are image b's b·P + C for b < n); on a match emits a Reshape (C is 0, 1, ...,
+// P-1 in order) or a Reshape, Transpose, Reshape (C walks x's elements as a permutation of its axes), marks
+// the pattern's nodes consumed and binds the Gather's output. Any other form leaves `matched` false.
 Status match_batch_index_gather(ImportContext& cx, int index, bool* matched);
 
 }  // namespace vitrt::convert

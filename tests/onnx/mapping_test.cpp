@@ -1666,3 +1666,35 @@ TEST_CASE("Attention (opset 23) lowers to the attention the planner fuses; masks
   old.mutable_opset_import(0)->set_version(22);
   refused(old, "Attention is an operator of opset 23 and later");
 }
+
+TEST_CASE(
+    "a static-batch export's Gather of a flattened image with constant indices is the per-image gather") {
+  // The dynamo exporter without dynamic shapes: as_strided's indices are constants for the exported batch
+  // (here 1 image: c itself; for 2 images the second's are offset by one image).
+  for (int64_t exported : {1, 2}) {
+    CAPTURE(exported);
+    onnx::ModelProto m = test::model_with_input({2, 3}, 20);
+    auto* g = m.mutable_graph();
+    g->mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(0)
+        ->set_dim_value(exported);
+    std::vector<int64_t> idx;
+    for (int64_t b = 0; b < exported; ++b)
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t c = 0; c < 2; ++c) idx.push_back(b * 6 + a + 3 * c);  // [B,3,2] read with strides (1, 3)
+    *g->add_initializer() = test::int_tensor("flat", {1}, {-1});
+    *g->add_initializer() = test::int_tensor("idx", {exported, 3, 2}, idx);
+    add_node(g, "Relu", {"x"}, {"r"});
+    add_node(g, "Reshape", {"r", "flat"}, {"data"});
+    add_node(g, "Gather", {"data", "idx"}, {"y"});
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir).count("Transpose") == 1);
+    check_values(ir, 6, 6, [](const float* x, int64_t i) {
+      const int64_t a = i / 2, b = i % 2;
+      return std::max(0.0, double(x[b * 3 + a]));
+    });
+  }
+}

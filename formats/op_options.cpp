@@ -23,7 +23,7 @@ fb::Activation to_fb(Activation a) {
 
 bool activation_from_fb(fb::Activation a, Activation* out) {
   const int v = static_cast<int>(a);
-  if (v < 0 || v > static_cast<int>(Activation::kHardSwish)) return false;
+  if (v < 0 || v > static_cast<int>(Activation::kRelu6)) return false;
   *out = static_cast<Activation>(v);
   return true;
 }

@@ -10,14 +10,16 @@
 namespace vitrt {
 
 // An activation applied to an op's result (an epilogue). Values match `Activation` in the schema.
-// kSilu and kHardSwish are the Unary kinds of the same names (Conv2d epilogues: EfficientNet, MobileNetV3).
+// kSilu and kHardSwish are the Unary kinds of the same names (Conv2d epilogues: EfficientNet, MobileNetV3);
+// kRelu6 is the Unary Clip to [0, 6] (MobileNetV2's ReLU6, exported as Clip).
 enum class Activation : int8_t {
   kNone = 0,
   kRelu = 1,
   kGeluErf = 2,
   kGeluTanh = 3,
   kSilu = 4,
-  kHardSwish = 5
+  kHardSwish = 5,
+  kRelu6 = 6
 };
 
 // src [B,Cin,H,W], weight [Cout,Cin/groups,kh,kw], bias [Cout]?, residual [B,Cout,Ho,Wo]? -> [B,Cout,Ho,Wo]

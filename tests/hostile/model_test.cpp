@@ -176,13 +176,13 @@ TEST_CASE("hostile model: a Conv2d activation past HARD_SWISH (5) is refused; SI
         },
         2 * 5 * 5);
   };
-  for (Activation act : {Activation::kSilu, Activation::kHardSwish}) {
+  for (Activation act : {Activation::kSilu, Activation::kHardSwish, Activation::kRelu6}) {
     std::shared_ptr<const Model> m;
     Status st = load_bytes(bytes_of(conv_graph(act)), &m);
     REQUIRE_MESSAGE(st.ok(), st.message());
     CHECK(std::get<Conv2dAttrs>(m->graph.nodes[0].attrs).activation == act);
   }
-  for (int bad : {6, 127, -1}) {
+  for (int bad : {7, 127, -1}) {
     const std::vector<uint8_t> b = edited(bytes_of(conv_graph(Activation::kHardSwish)), [&](fb::Model* mm) {
       auto* op = mm->mutable_graph()->mutable_operators()->GetMutableObject(0);
       REQUIRE(op->options_type() == fb::OpOptions::Conv2dOptions);

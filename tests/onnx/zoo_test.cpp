@@ -209,6 +209,7 @@ TEST_CASE("torch 2 exports: dynamo and TorchScript exports match PyTorch's float
       {"tv_swin", {{"SoftmaxAttention", 4}, {"Softmax", 0}}},
       {"tv_efficientnet", {{"SqueezeExcite", 7}}},
       {"tv_mobilenet_v3", {{"SqueezeExcite", 9}}},
+      {"tv_mobilenet_v2", {{"Unary", 0}}},  // every ReLU6 (Clip 0..6) into the conv before it
       {"tv_regnet", {{"SqueezeExcite", 4}}},
       {"tv_convnext", {{"Gelu", 0}}},  // into the Linear before it, in either GELU form
   };

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// fuse_epilogue's SiLU and HardSwish rule on odd sizes: a Unary Silu or HardSwish that is the only reader of
-// a Conv2d's result (EfficientNet's conv -> BN -> SiLU, MobileNetV3's conv -> BN -> HardSwish, dense and
-// depthwise) becomes the conv's epilogue, and the graph gives the outputs of the graph as written on ref
-// (the same float functions: identical bits) and cpu, batches 1..3. Near misses stay as written: a conv that
-// already has an activation, a conv result with a second reader, a Sigmoid (not an epilogue), a Linear.
+// fuse_epilogue's SiLU, HardSwish and ReLU6 rule on odd sizes: a Unary Silu, HardSwish or Clip to [0, 6] that
+// is the only reader of a Conv2d's result (EfficientNet's conv -> BN -> SiLU, MobileNetV3's conv -> BN ->
+// HardSwish, MobileNetV2's conv -> BN -> ReLU6; dense and depthwise) becomes the conv's epilogue, and the
+// graph gives the outputs of the graph as written on ref (the same float functions: identical bits) and cpu,
+// batches 1..3. Near misses stay as written: a conv that already has an activation, a conv result with a
+// second reader, a Sigmoid (not an epilogue), a Clip to [0, 5] (not ReLU6), a Linear.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -28,7 +29,8 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   };
   add("stem.weight", {c, 3, 3, 3}), add("stem.bias", {c});
   add("dw.weight", {c, 1, 5, 5}), add("dw.bias", {c});
-  for (const char* name : {"pw_relu", "pw_two", "pw_sig"}) {
+  add("dw6.weight", {c, 1, 3, 3}), add("dw6.bias", {c});
+  for (const char* name : {"pw_relu", "pw_two", "pw_sig", "pw6", "pw5"}) {
     add(std::string(name) + ".weight", {c, c, 1, 1}, 1.0f / static_cast<float>(c));
     add(std::string(name) + ".bias", {c});
   }
@@ -37,8 +39,8 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   auto conv = [&](int32_t x, const std::string& name, Conv2dAttrs a) {
     return b.op(OpType::kConv2d, a, {x, b.weight(name + ".weight"), b.weight(name + ".bias")}, name);
   };
-  auto unary = [&](int32_t x, UnaryKind kind, const std::string& name) {
-    return b.op(OpType::kUnary, UnaryAttrs{kind, 0.0f, 0.0f}, {x}, name);
+  auto unary = [&](int32_t x, UnaryKind kind, const std::string& name, float hi = 0.0f) {
+    return b.op(OpType::kUnary, UnaryAttrs{kind, 0.0f, hi}, {x}, name);
   };
   const int32_t image = b.input("image", Shape{1, 3, h, w});
   // fused: a dense 3x3 conv -> SiLU, a depthwise 5x5 stride-2 conv -> HardSwish
@@ -55,6 +57,12 @@ Graph build(int64_t h, int64_t w, int64_t c) {
   x = b.op(OpType::kAdd, NoAttrs{}, {two, unary(two, UnaryKind::kSilu, "pw_two.act")}, "pw_two.add");
   // left alone: a Sigmoid is no epilogue
   x = unary(conv(x, "pw_sig", Conv2dAttrs{}), UnaryKind::kSigmoid, "pw_sig.act");
+  // fused: ReLU6 after a depthwise 3x3 and after a pointwise conv; left alone: a Clip to [0, 5]
+  Conv2dAttrs dw6{1, 1, 1, 1};
+  dw6.groups = static_cast<int32_t>(c);
+  x = unary(conv(x, "dw6", dw6), UnaryKind::kClip, "dw6.act", 6.0f);
+  x = unary(conv(x, "pw6", Conv2dAttrs{}), UnaryKind::kClip, "pw6.act", 6.0f);
+  x = unary(conv(x, "pw5", Conv2dAttrs{}), UnaryKind::kClip, "pw5.act", 5.0f);
   // left alone: SiLU after a Linear
   x = unary(linear(b, image_to_tokens(b, x, "tokens"), "fc", c, c), UnaryKind::kSilu, "fc.act");
   b.mark_output(x);
@@ -71,7 +79,8 @@ int count_conv_activation(const Graph& g, Activation act) {
 }  // namespace
 
 TEST_CASE(
-    "fuse_epilogue: SiLU and HardSwish after a Conv2d become its epilogue, near misses stay, same outputs") {
+    "fuse_epilogue: SiLU, HardSwish and ReLU6 after a Conv2d become its epilogue, near misses stay, same "
+    "outputs") {
   struct Size {
     int64_t h, w, c;
   };
@@ -88,8 +97,10 @@ TEST_CASE(
       CHECK(count_conv_activation(fused->graph(), Activation::kSilu) == 1);
       CHECK(count_conv_activation(fused->graph(), Activation::kHardSwish) == 1);
       CHECK(count_conv_activation(fused->graph(), Activation::kRelu) == 1);
-      CHECK(count(fused->graph(), OpType::kUnary) == 4);  // pw_relu's, pw_two's, the Sigmoid, the Linear's
-      CHECK(count(written->graph(), OpType::kUnary) == 6);
+      CHECK(count_conv_activation(fused->graph(), Activation::kRelu6) == 2);
+      // pw_relu's, pw_two's, the Sigmoid, the Clip to [0, 5], the Linear's
+      CHECK(count(fused->graph(), OpType::kUnary) == 5);
+      CHECK(count(written->graph(), OpType::kUnary) == 9);
       CHECK(count_conv_activation(written->graph(), Activation::kSilu) == 0);
       check_same_outputs(*fused, *written, 3, 41, std::string(backend) == "ref" ? 0.0 : 2e-6);
     }

@@ -25,9 +25,9 @@ inline HostTensor absolute(const HostTensor& t) {
   return r;
 }
 
-inline constexpr Activation kActivations[] = {Activation::kNone,    Activation::kRelu,
-                                              Activation::kGeluErf, Activation::kGeluTanh,
-                                              Activation::kSilu,    Activation::kHardSwish};
+inline constexpr Activation kActivations[] = {
+    Activation::kNone, Activation::kRelu,      Activation::kGeluErf, Activation::kGeluTanh,
+    Activation::kSilu, Activation::kHardSwish, Activation::kRelu6};
 inline constexpr int kNumActivations = static_cast<int>(std::size(kActivations));
 
 inline const char* act_name(Activation a) {
@@ -42,6 +42,8 @@ inline const char* act_name(Activation a) {
       return "gelu_tanh";
     case Activation::kSilu:
       return "silu";
+    case Activation::kRelu6:
+      return "relu6";
     default:
       return "hard_swish";
   }

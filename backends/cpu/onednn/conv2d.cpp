@@ -179,11 +179,11 @@ Status create_conv2d(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   const Shape& xs = plan.src_shapes[0];
   const Shape& ws = plan.src_shapes[1];
   const Tensor* w = plan.src_tensors[1];
-  // SiLU and HardSwish epilogues: the x86 kernels (oneDNN's swish and hardswish are not the Unary
-  // arithmetic).
+  // SiLU, HardSwish and ReLU6 epilogues: the x86 kernels (oneDNN's swish and hardswish are not the Unary
+  // arithmetic; its post-ops list here has no clip).
   if (!ref::activation_valid(a->activation) || a->activation == Activation::kSilu ||
-      a->activation == Activation::kHardSwish || xs.rank != 4 || ws.rank != 4 ||
-      plan.dst_shapes[0].rank != 4 || a->groups < 1 || a->stride_h < 1 || a->stride_w < 1 ||
+      a->activation == Activation::kHardSwish || a->activation == Activation::kRelu6 || xs.rank != 4 ||
+      ws.rank != 4 || plan.dst_shapes[0].rank != 4 || a->groups < 1 || a->stride_h < 1 || a->stride_w < 1 ||
       a->dilation_h < 1 || a->dilation_w < 1 || a->pad_h < 0 || a->pad_w < 0 || xs.numel() == 0 ||
       plan.dst_shapes[0].numel() == 0)
     return Status::Ok();  // the x86 backend handles (or the reference reports) it

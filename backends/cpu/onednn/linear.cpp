@@ -165,7 +165,8 @@ Status create_linear(const std::shared_ptr<Context>& ctx, const KernelPlan& plan
   const LinearAttrs* a = nullptr;
   VITRT_RETURN_IF_ERROR(ref::get_attrs(plan, &a));
   if (!ref::activation_valid(a->activation)) return Status::Ok();  // the reference reports it
-  if (a->activation == Activation::kSilu || a->activation == Activation::kHardSwish)
+  if (a->activation == Activation::kSilu || a->activation == Activation::kHardSwish ||
+      a->activation == Activation::kRelu6)
     return Status::Ok();  // oneDNN's swish and hardswish are not the Unary kinds' arithmetic: the x86 kernel
   if (plan.num_src > 3 && plan.src_shapes[3].rank > 0)
     return Status::Ok();  // fused residual: packed GEMM only

@@ -47,12 +47,16 @@ inline void apply_activation(Activation act, float* p, int64_t n) {
     case Activation::kHardSwish:
       for (int64_t i = 0; i < n; ++i) p[i] = hard_swish(p[i]);
       return;
+    case Activation::kRelu6:  // the Unary Clip's own function, so NaN stays NaN as there
+      for (int64_t i = 0; i < n; ++i) p[i] = clamp_nan(p[i], 0.0f, 6.0f);
+      return;
   }
 }
 
 inline bool activation_valid(Activation act) {
   return act == Activation::kNone || act == Activation::kRelu || act == Activation::kGeluErf ||
-         act == Activation::kGeluTanh || act == Activation::kSilu || act == Activation::kHardSwish;
+         act == Activation::kGeluTanh || act == Activation::kSilu || act == Activation::kHardSwish ||
+         act == Activation::kRelu6;
 }
 
 }  // namespace ref

@@ -36,6 +36,9 @@ inline void activate(GemmAct act, typename T::V (&acc)[S]) {
   } else if (act == GemmAct::kHardSwish) {
 #pragma GCC unroll 16
     for (int s = 0; s < S; ++s) acc[s] = swish_vec::hard_swish<T>(acc[s]);
+  } else if (act == GemmAct::kRelu6) {
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) acc[s] = swish_vec::relu6<T>(acc[s]);
   }
 }
 

@@ -17,7 +17,7 @@ namespace vitrt {
 namespace x86 {
 
 // The activation applied to the accumulators before they are stored (then the residual is added).
-enum class GemmAct : int8_t { kNone = 0, kRelu, kGeluErf, kGeluTanh, kSilu, kHardSwish };
+enum class GemmAct : int8_t { kNone = 0, kRelu, kGeluErf, kGeluTanh, kSilu, kHardSwish, kRelu6 };
 
 inline GemmAct gemm_act(Activation a) {
   switch (a) {
@@ -31,6 +31,8 @@ inline GemmAct gemm_act(Activation a) {
       return GemmAct::kSilu;
     case Activation::kHardSwish:
       return GemmAct::kHardSwish;
+    case Activation::kRelu6:
+      return GemmAct::kRelu6;
     default:
       return GemmAct::kNone;
   }

@@ -52,6 +52,9 @@ inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
   } else if (act == GemmAct::kHardSwish) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = swish_vec::hard_swish<T>(acc[r][v]);
+  } else if (act == GemmAct::kRelu6) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = swish_vec::relu6<T>(acc[r][v]);
   }
 }
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// fuse_epilogue: (1) an activation (Gelu, Relu; for Conv2d also Unary Silu and HardSwish, EfficientNet's and
-// MobileNetV3's) whose only input comes from a Linear or Conv2d with no activation of its own, and that is
-// that result's only reader, becomes the producer's epilogue — one pass over memory instead of two. A Reshape
-// between them (a channels-last conv's result viewed as tokens) is looked through. (2) A residual Add reading
-// a Linear's only result becomes the Linear's residual input (added after its activation). (3) A residual
-// Add reading the only result of an NCHW, ungrouped Conv2d with no activation becomes the conv's residual
-// input (added before its activation), and (1) then takes a Relu after it: ResNet's conv -> Add -> ReLU and
-// the MobileNet/EfficientNet projection's conv -> Add become one conv. Done only when the session's backend
-// implements the fused form.
+// fuse_epilogue: (1) an activation (Gelu, Relu; for Conv2d also Unary Silu, HardSwish and Clip to [0, 6],
+// EfficientNet's, MobileNetV3's and MobileNetV2's) whose only input comes from a Linear or Conv2d with no
+// activation of its own, and that is that result's only reader, becomes the producer's epilogue — one pass
+// over memory instead of two. A Reshape between them (a channels-last conv's result viewed as tokens) is
+// looked through. (2) A residual Add reading a Linear's only result becomes the Linear's residual input
+// (added after its activation). (3) A residual Add reading the only result of an NCHW, ungrouped Conv2d with
+// no activation becomes the conv's residual input (added before its activation), and (1) then takes a Relu
+// after it: ResNet's conv -> Add -> ReLU and the MobileNet/EfficientNet projection's conv -> Add become one
+// conv. Done only when the session's backend implements the fused form.
 #include "planner/graph_edit.h"
 #include "planner/pass.h"
 
@@ -20,7 +20,12 @@ namespace {
 // function.
 bool activation_of(const Node& n, Activation* act) {
   if (n.type == OpType::kUnary) {
-    const UnaryKind kind = std::get<UnaryAttrs>(n.attrs).kind;
+    const UnaryAttrs& u = std::get<UnaryAttrs>(n.attrs);
+    const UnaryKind kind = u.kind;
+    if (kind == UnaryKind::kClip && u.alpha == 0.0f && u.beta == 6.0f) {  // ReLU6 (MobileNetV2)
+      *act = Activation::kRelu6;
+      return true;
+    }
     if (kind != UnaryKind::kSilu && kind != UnaryKind::kHardSwish) return false;
     *act = kind == UnaryKind::kSilu ? Activation::kSilu : Activation::kHardSwish;
     return true;
@@ -89,8 +94,9 @@ class FuseEpiloguePass final : public Pass {
       if (!slot || *slot != Activation::kNone || fused.outputs.size() != 1) continue;
       // A Linear's residual is added after its activation: an activation after the sum is not its epilogue.
       if (fused.type == OpType::kLinear && fused.inputs.size() > 3 && fused.inputs[3] != kAbsent) continue;
-      // SiLU and HardSwish only as Conv2d epilogues: Linear's kernels (and CUDA's) have none.
-      if ((act == Activation::kSilu || act == Activation::kHardSwish) && fused.type != OpType::kConv2d)
+      // SiLU, HardSwish and ReLU6 only as Conv2d epilogues: Linear's kernels (and CUDA's) have none.
+      if ((act == Activation::kSilu || act == Activation::kHardSwish || act == Activation::kRelu6) &&
+          fused.type != OpType::kConv2d)
         continue;
       *slot = act;
       if (view < 0) fused.outputs[0] = g.nodes[i].outputs[0];

@@ -13,14 +13,11 @@ Status fold_gather_nd(ImportContext& cx, const onnx::NodeProto& n, const OnnxVal
   const int64_t batch_dims = cx.attr_int(n, "batch_dims", 0);
   if (batch_dims != 0)
     return cx.unsupported_node(n, "batch_dims " + std::to_string(batch_dims) + " (only 0 is folded)");
-  if (indices.kind != ConstKind::kInt) return cx.bad_node(n, "indices must be an integer tensor");
   const std::vector<int64_t>& ds = data.shape;
   const std::vector<int64_t>& is = indices.shape;
   const int64_t r = static_cast<int64_t>(ds.size());
-  const int64_t k = is.empty() ? 0 : is.back();
-  if (is.empty() || k < 1 || k > r)
-    return cx.bad_node(n, "indices " + int_dims_str(is) + " must end in a dimension from 1 to the rank " +
-                              std::to_string(r) + " of data " + int_dims_str(ds));
+  int64_t k;
+  VITRT_RETURN_IF_ERROR(nd_index_depth(cx, n, data, indices, &k));
   std::vector<int64_t> shape(is.begin(), is.end() - 1);
   shape.insert(shape.end(), ds.begin() + k, ds.end());
   int64_t total = 1;

@@ -11,17 +11,14 @@ Status fold_scatter_nd(ImportContext& cx, const onnx::NodeProto& n, const OnnxVa
   const std::string reduction = cx.attr_string(n, "reduction", "none");
   if (reduction != "none")
     return cx.unsupported_node(n, "reduction '" + reduction + "' (only 'none' is folded)");
-  if (indices.kind != ConstKind::kInt) return cx.bad_node(n, "indices must be an integer tensor");
   if (data.kind != updates.kind)
     return cx.bad_node(n, "data (" + onnx_type_name(data.onnx_type) + ") and updates (" +
                               onnx_type_name(updates.onnx_type) + ") differ in type");
   const std::vector<int64_t>& ds = data.shape;
   const std::vector<int64_t>& is = indices.shape;
   const int64_t r = static_cast<int64_t>(ds.size());
-  const int64_t k = is.empty() ? 0 : is.back();
-  if (is.empty() || k < 1 || k > r)
-    return cx.bad_node(n, "indices " + int_dims_str(is) + " must end in a dimension from 1 to the rank " +
-                              std::to_string(r) + " of data " + int_dims_str(ds));
+  int64_t k;
+  VITRT_RETURN_IF_ERROR(nd_index_depth(cx, n, data, indices, &k));
   // updates: indices' shape without its last dimension, then data's shape from dimension k on.
   std::vector<int64_t> want(is.begin(), is.end() - 1);
   want.insert(want.end(), ds.begin() + k, ds.end());

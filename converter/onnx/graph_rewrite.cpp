@@ -2,6 +2,8 @@
 // Copyright the vitrt authors.
 #include "onnx/graph_rewrite.h"
 
+#include <cmath>
+
 #include "ops/op_registry.h"
 
 namespace vitrt::convert {
@@ -108,6 +110,14 @@ void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector
   }
   g.nodes = std::move(nodes);
   drop_unreferenced_tensors(g);
+}
+
+bool scalar_float_constant(const Graph& g, int32_t t, float* v) {
+  const Tensor& c = g.tensors[t];
+  if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 || c.constant.size < sizeof(float))
+    return false;
+  *v = *c.f32();
+  return std::isfinite(*v);
 }
 
 }  // namespace vitrt::convert

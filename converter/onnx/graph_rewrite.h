@@ -28,4 +28,7 @@ Node make_node(OpType type, OpAttrs attrs, std::vector<int32_t> inputs, int32_t 
 // the model file does not carry them.
 void splice_and_prune(Graph& g, std::vector<bool> erase, std::vector<std::vector<Node>> before);
 
+// Whether tensor t is a float32 constant of one finite element; its value in *v.
+bool scalar_float_constant(const Graph& g, int32_t t, float* v);
+
 }  // namespace vitrt::convert

@@ -103,13 +103,9 @@ class MhaNormalizer {
   }
 
   bool power_of_two_scalar(int32_t t) const {
-    const Tensor& c = g_.tensors[t];
-    if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 ||
-        c.constant.size < sizeof(float))
-      return false;
+    float v;
     int e;
-    const float v = *c.f32();
-    return std::isnormal(v) && v > 0 && std::frexp(v, &e) == 0.5f;
+    return scalar_float_constant(g_, t, &v) && std::isnormal(v) && v > 0 && std::frexp(v, &e) == 0.5f;
   }
 
   // q, k or v: Slice `part` of the projection's last axis, viewed as [N, B·h, d]; returns the projection.
@@ -292,7 +288,10 @@ class MhaNormalizer {
     if ((axis != -1 && axis != 3) || s1_[sm.inputs[0]].rank != 4) return false;
     const Node* scaled = only(sm.inputs[0], OpType::kMul, b);
     if (!scaled || scaled->inputs.size() != 2) return false;
-    const int side = scalar_float(scaled->inputs[1]) ? 1 : scalar_float(scaled->inputs[0]) ? 0 : -1;
+    float unused;
+    const int side = scalar_float_constant(g_, scaled->inputs[1], &unused)   ? 1
+                     : scalar_float_constant(g_, scaled->inputs[0], &unused) ? 0
+                                                                             : -1;
     if (side < 0) return false;
     b->scale = scaled->inputs[side];
     const Node* qk = only(scaled->inputs[1 - side], OpType::kMatMul, b);
@@ -391,12 +390,6 @@ class MhaNormalizer {
     b->nodes.erase(std::remove(b->nodes.begin(), b->nodes.end(), last), b->nodes.end());
     b->nodes.push_back(last);
     return true;
-  }
-
-  bool scalar_float(int32_t t) const {
-    const Tensor& c = g_.tensors[t];
-    return c.is_constant && c.dtype == DType::kFloat32 && c.shape.numel() == 1 &&
-           c.constant.size >= sizeof(float) && std::isfinite(*c.f32());
   }
 
   // The exporter names the block's nodes <module>/<op>: the new nodes are named after the module, and the

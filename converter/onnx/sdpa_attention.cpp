@@ -22,14 +22,6 @@
 namespace vitrt::convert {
 namespace {
 
-bool scalar_float(const Graph& g, int32_t t, float* v) {
-  const Tensor& c = g.tensors[t];
-  if (!c.is_constant || c.dtype != DType::kFloat32 || c.shape.numel() != 1 || c.constant.size < sizeof(float))
-    return false;
-  *v = *c.f32();
-  return std::isfinite(*v);
-}
-
 class SdpaNormalizer {
  public:
   explicit SdpaNormalizer(Graph& g) : g_(g) {}
@@ -115,9 +107,9 @@ class SdpaNormalizer {
         ok = mul && uses.readers[t] == 1 && mul->inputs.size() == 2 && !erase[uses.producer[t]];
         if (!ok) break;
         muls[side] = static_cast<size_t>(uses.producer[t]);
-        const int c = scalar_float(g_, mul->inputs[1], &factor[side])   ? 1
-                      : scalar_float(g_, mul->inputs[0], &factor[side]) ? 0
-                                                                        : -1;
+        const int c = scalar_float_constant(g_, mul->inputs[1], &factor[side])   ? 1
+                      : scalar_float_constant(g_, mul->inputs[0], &factor[side]) ? 0
+                                                                                 : -1;
         ok = c >= 0 && !g_.tensors[mul->inputs[1 - c]].is_constant;
         if (ok) operand[side] = mul->inputs[1 - c];
       }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "op_codes.h"
 #include "ops/external_attention_attrs.h"
@@ -86,8 +87,9 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       break;
     case OpType::kSoftmaxAttention: {
       const auto& a = std::get<SoftmaxAttentionAttrs>(node.attrs);
-      e.offset = fb::CreateSoftmaxAttentionOptions(fbb, a.num_heads, a.scale,
-                                                   static_cast<fb::AttentionInputs>(a.inputs), a.scale_on_q)
+      e.offset = fb::CreateSoftmaxAttentionOptions(
+                     fbb, a.num_heads, a.scale, static_cast<fb::AttentionInputs>(a.inputs), a.scale_on_q,
+                     a.qk_norm, a.qk_norm_eps, a.head_scales.empty() ? 0 : fbb.CreateVector(a.head_scales))
                      .Union();
       break;
     }
@@ -355,8 +357,11 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       const auto* o = op.options_as_SoftmaxAttentionOptions();
       const int v = static_cast<int>(o->inputs());
       if (v < 0 || v > 2) return bad_enum("inputs");
-      *out =
-          SoftmaxAttentionAttrs{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v), o->scale_on_q()};
+      SoftmaxAttentionAttrs a{o->num_heads(), o->scale(), static_cast<AttentionInputs>(v), o->scale_on_q()};
+      a.qk_norm = o->qk_norm();
+      a.qk_norm_eps = o->qk_norm_eps();
+      if (o->head_scales()) a.head_scales.assign(o->head_scales()->begin(), o->head_scales()->end());
+      *out = std::move(a);
       break;
     }
     case OpType::kAdaptiveAvgPool2d: {

@@ -32,7 +32,8 @@ bool cuda_supports_node(const Node& node) {
       return node.inputs.size() == 2 && node.outputs.size() == 1;
     case OpType::kSoftmaxAttention: {
       const SoftmaxAttentionAttrs* a = std::get_if<SoftmaxAttentionAttrs>(&node.attrs);
-      if (!a || a->num_heads < 1 || a->scale_on_q) return false;  // not yet: the scale on q (Swin)
+      // not yet: the scale on q (Swin), cosine attention (Swin V2)
+      if (!a || a->num_heads < 1 || a->scale_on_q || a->qk_norm || !a->head_scales.empty()) return false;
       const int layout_inputs = softmax_attention_layout_inputs(a->inputs);
       if (layout_inputs == 0) return false;  // unknown layout
       // Not yet: the score bias and mask inputs and the score export output (LaViT, Swin).

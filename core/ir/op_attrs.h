@@ -122,11 +122,18 @@ enum class AttentionInputs : int8_t {
 // receives the final pre-softmax scores [B,h,Nq,Nk] (LaViT's VA layers export them to the following LA
 // layers). `scale_on_q` (op version 2): the scores are (q·scale)·kᵀ, each q element rounded after its
 // scaling as PyTorch's `(q * scale) @ k.transpose(-2, -1)` does, instead of scale·(q·kᵀ).
+// Cosine attention (Swin V2; op version 3, docs/onnx.md): with `qk_norm` every q and k row of a head is first
+// divided by max(‖row‖₂, qk_norm_eps), as F.normalize(x, dim=-1) does; with `head_scales` (num_heads values)
+// head h's scores are (q·kᵀ)·head_scales[h] instead of ·scale (Swin V2's exp(clamp(logit_scale))), which then
+// must be 1 and takes no scale_on_q.
 struct SoftmaxAttentionAttrs {
   int32_t num_heads = 1;
   float scale = 1.0f;
   AttentionInputs inputs = AttentionInputs::kSeparate;
   bool scale_on_q = false;
+  bool qk_norm = false;
+  float qk_norm_eps = 1e-12f;
+  std::vector<float> head_scales = {};
 };
 
 // SOFT's softmax-free attention (docs/models.md §3.4-3.6). Values match the schema's enums.

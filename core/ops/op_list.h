@@ -35,7 +35,7 @@
   X(Transpose, TransposeAttrs, infer_transpose, 1, 1, 1, 1, 1, kSerialised)                                \
   X(ReduceMean, ReduceMeanAttrs, infer_reduce_mean, 1, 1, 1, 1, 1, kSerialised)                            \
   X(Softmax, SoftmaxAttrs, infer_softmax, 1, 1, 1, 1, 1, kSerialised)                                      \
-  X(SoftmaxAttention, SoftmaxAttentionAttrs, infer_softmax_attention, 1, 5, 1, 2, 2, kSerialised)          \
+  X(SoftmaxAttention, SoftmaxAttentionAttrs, infer_softmax_attention, 1, 5, 1, 2, 3, kSerialised)          \
   X(AdaptiveAvgPool2d, AdaptiveAvgPool2dAttrs, infer_adaptive_avg_pool2d, 1, 1, 1, 1, 1, kSerialised)      \
   X(LinearAttention, LinearAttentionAttrs, infer_linear_attention, 6, 6, 1, 1, 1, kSerialised)             \
   X(ReusedAttention, ReusedAttentionAttrs, infer_reused_attention, 6, 6, 1, 2, 1, kSerialised)             \

@@ -67,6 +67,7 @@ int32_t lowest_op_version(OpType type, const OpAttrs& attrs) {
   }
   if (type == OpType::kSoftmaxAttention) {
     const auto* a = std::get_if<SoftmaxAttentionAttrs>(&attrs);
+    if (a && (a->qk_norm || !a->head_scales.empty())) return 3;
     if (a && a->scale_on_q) return 2;
   }
   return 1;

@@ -200,13 +200,15 @@ TEST_CASE("torchvision zoo: exported classifiers match PyTorch's float64 logits 
 TEST_CASE("torch 2 exports: dynamo and TorchScript exports match PyTorch's float64 logits on ref and cpu") {
   // Every attention planned to the fused op whatever the exporter (timm's F.scaled_dot_product_attention
   // with its scale split over q and k, torchvision's nn.MultiheadAttention under torch 2, PVT v2's reduced
-  // keys, Swin's windows), and the CNNs' epilogues. (Swin V2's cosine attention has no fused op.)
+  // keys, Swin's windows, Swin V2's cosine attention with its per-head scale), and the CNNs' epilogues. Every
+  // one of Swin V2's normalising ReduceL2s and Divs goes into the fused op.
   const std::map<std::string, std::map<std::string, int>> fused = {
       {"tv_vit", {{"SoftmaxAttention", 2}, {"Softmax", 0}, {"MatMul", 0}}},
       {"timm_vit_sdpa", {{"SoftmaxAttention", 2}, {"Softmax", 0}, {"MatMul", 0}}},
       {"timm_vit_eager", {{"SoftmaxAttention", 2}, {"Softmax", 0}}},
       {"timm_pvt_v2", {{"SoftmaxAttention", 4}, {"Softmax", 0}}},
       {"tv_swin", {{"SoftmaxAttention", 4}, {"Softmax", 0}}},
+      {"tv_swin_v2", {{"SoftmaxAttention", 4}, {"Softmax", 0}, {"Reduce", 0}, {"Div", 0}}},
       {"tv_efficientnet", {{"SqueezeExcite", 7}}},
       {"tv_mobilenet_v3", {{"SqueezeExcite", 9}}},
       {"tv_mobilenet_v2", {{"Unary", 0}}},  // every ReLU6 (Clip 0..6) into the conv before it

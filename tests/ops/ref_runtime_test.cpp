@@ -29,9 +29,8 @@ TEST_CASE("ref backend supports every op at every version the core knows, and no
     Node n;
     n.type = static_cast<OpType>(i);
     const int32_t max_version = find_op_schema(n.type)->max_version;
-    // Slice 2: the step; SoftmaxAttention 2: scale_on_q (docs/format.md).
-    const bool two = n.type == OpType::kSlice || n.type == OpType::kSoftmaxAttention;
-    CHECK(max_version == (two ? 2 : 1));
+    // Slice 2: the step; SoftmaxAttention 2: scale_on_q, 3: cosine attention (docs/format.md).
+    CHECK(max_version == (n.type == OpType::kSlice ? 2 : n.type == OpType::kSoftmaxAttention ? 3 : 1));
     for (n.version = 1; n.version <= max_version; ++n.version) CHECK(backend->supports(n));
     CHECK_FALSE(backend->supports(n));
     n.version = 0;

@@ -143,3 +143,47 @@ TEST_CASE(
   REQUIRE_FALSE(st.ok());
   CHECK_MESSAGE(st.message().find("scale_on_q needs op version 2") != std::string::npos, st.message());
 }
+
+TEST_CASE(
+    "format: SoftmaxAttention's cosine form survives as op version 3; a version-2 node with it is refused") {
+  Graph g = test::tiny_classifier();
+  Node& attn = g.nodes[6];
+  REQUIRE(attn.type == OpType::kSoftmaxAttention);
+  auto& a = std::get<SoftmaxAttentionAttrs>(attn.attrs);
+  REQUIRE(a.num_heads == 2);
+  a.qk_norm = true;
+  a.qk_norm_eps = 0.25f;
+  a.head_scales = {12.5f, 3.25f};
+  a.scale = 1.0f;
+  attn.version = 3;
+  std::vector<uint8_t> bytes;
+  REQUIRE(write_model_memory(g, &bytes).ok());
+  AlignedCopy copy(bytes);
+  std::shared_ptr<const Model> m;
+  Status st = load_model_from_memory(copy.data, copy.size, &m);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const auto& got = std::get<SoftmaxAttentionAttrs>(m->graph.nodes[6].attrs);
+  CHECK(got.qk_norm);
+  CHECK(got.qk_norm_eps == 0.25f);
+  CHECK(got.head_scales == std::vector<float>{12.5f, 3.25f});
+  CHECK(m->graph.nodes[6].version == 3);
+  // A head_scales of the wrong length: refused at load, naming the op and the count.
+  a.head_scales = {1.0f, 2.0f, 3.0f};
+  bytes.clear();
+  REQUIRE(write_model_memory(g, &bytes).ok());
+  AlignedCopy wrong(bytes);
+  st = load_model_from_memory(wrong.data, wrong.size, &m);
+  REQUIRE_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().find("head_scales must hold num_heads (2) values, got 3") != std::string::npos,
+                st.message());
+  // Written as version 2 (an older reader would run plain attention): refused.
+  a.head_scales = {12.5f, 3.25f};
+  attn.version = 2;
+  bytes.clear();
+  REQUIRE(write_model_memory(g, &bytes).ok());
+  AlignedCopy old(bytes);
+  st = load_model_from_memory(old.data, old.size, &m);
+  REQUIRE_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().find("qk_norm and head_scales need op version 3") != std::string::npos,
+                st.message());
+}

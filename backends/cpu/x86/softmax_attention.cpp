@@ -8,11 +8,12 @@
 //   once per head by the thread, one score block and the output accumulators. Under session precision bf16
 //   with AVX512-BF16 (ctx->bf16), the bf16 block instead (attention_bf16.h): both products with bf16 operands
 //   and fp32 sums, the softmax in fp32; its scratch holds the head's Kᵀ and V in pairs.
-// - With score terms (bias, mask), the scores output or the scale on q (LaViT's VA layers and Swin's window
-//   attention, few keys: N' = 49 at 224): the whole score block [32, Nk] is computed at once
-//   (lavit_attention_impl.h score_block), the bias and mask added, the scores written out, then softmax·V.
-//   Per thread: the head's Kᵀ (transposed once per head, not per block), the score block and, with the
-//   scale on q, the block's scaled q rows.
+// - With score terms (bias, mask), the scores output, the scale on q or cosine attention (LaViT's VA layers
+//   and Swin's window attention, V1 and V2, few keys: N' = 49 at 224): the whole score block [32, Nk] is
+//   computed at once (lavit_attention_impl.h score_block), the bias and mask added, the scores written out,
+//   then softmax·V. Per thread: the head's Kᵀ (transposed once per head, not per block; with qk_norm each key
+//   divided by its clamped norm as it is), the score block and, with the scale on q or qk_norm, the block's
+//   scaled or normalised q rows (ops/softmax_attention_cosine.h).
 #include <limits>
 
 #include "backends/cpu/ref/ref_kernel.h"
@@ -22,6 +23,7 @@
 #include "backends/cpu/x86/x86_internal.h"
 #include "backends/operand_check.h"
 #include "common/checked_math.h"
+#include "ops/softmax_attention_cosine.h"
 #include "ops/softmax_attention_layout.h"
 
 namespace vitrt {
@@ -283,7 +285,6 @@ class ScoredAttentionKernel final : public ref::RefKernel {
       ScoreBlock sb;
       sb.q_stride = l.q_stride;
       sb.kt = kt;
-      sb.scale = a_.scale_on_q ? 1.0f : a_.scale;          // x·1 is exact
       float* qs = kt + up16(d * nkp) + kQueryBlock * nkp;  // the scaled q rows [32][d]
       sb.pv.v_stride = l.v_stride;
       sb.pv.nk = nk;
@@ -301,6 +302,11 @@ class ScoredAttentionKernel final : public ref::RefKernel {
             for (int64_t j = 0; j < nk; ++j) row[j] = kb[j * l.k_stride + tt];
             for (int64_t j = nk; j < nkp; ++j) row[j] = 0.0f;
           }
+          if (a_.qk_norm)
+            for (int64_t j = 0; j < nk; ++j) {
+              const float denom = l2_norm_clamped(kb + j * l.k_stride, d, a_.qk_norm_eps);
+              for (int64_t tt = 0; tt < d; ++tt) kt[tt * nkp + j] /= denom;
+            }
           have = bh;
         }
         const int64_t i0 = qb.start(qbk);
@@ -308,7 +314,15 @@ class ScoredAttentionKernel final : public ref::RefKernel {
         const int64_t rows = qb.rows(qbk);
         sb.q = o.q + b * l.q_batch + i0 * l.q_stride + h * d;
         sb.q_stride = l.q_stride;
-        if (a_.scale_on_q) {  // (q·scale)·kᵀ: each q element rounded after its scaling, as PyTorch
+        sb.scale = a_.scale_on_q ? 1.0f : softmax_attention_head_scale(a_, h);  // x·1 is exact
+        if (a_.qk_norm) {  // q / max(‖q‖, eps), then (with the scale on q) times the scale
+          for (int64_t r = 0; r < rows; ++r)
+            l2_normalize_row(sb.q + r * l.q_stride, d, a_.qk_norm_eps, qs + r * d);
+          if (a_.scale_on_q)
+            for (int64_t x = 0; x < rows * d; ++x) qs[x] *= a_.scale;
+          sb.q = qs;
+          sb.q_stride = d;
+        } else if (a_.scale_on_q) {  // (q·scale)·kᵀ: each q element rounded after its scaling, as PyTorch
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t tt = 0; tt < d; ++tt) qs[r * d + tt] = sb.q[r * l.q_stride + tt] * a_.scale;
           sb.q = qs;
@@ -347,7 +361,8 @@ Status create_softmax_attention(const std::shared_ptr<Context>& ctx, const Kerne
   SoftmaxAttentionTerms terms;
   if (plan.num_dst > 2 || !decode_softmax_attention_terms(l, nb, shapes, plan.num_src, &terms).ok())
     return Status::Ok();
-  const bool scored = terms.bias || terms.mask_windows > 0 || plan.num_dst == 2 || a->scale_on_q;
+  const bool scored = terms.bias || terms.mask_windows > 0 || plan.num_dst == 2 || a->scale_on_q ||
+                      a->qk_norm || !a->head_scales.empty();
   if (scored && l.head_dim < 1) return Status::Ok();
   const int64_t d = l.head_dim, nk = l.nk;
   const int threads = plan.num_threads < 1 ? 1 : plan.num_threads;

@@ -6,8 +6,9 @@
 //   softmax attention (packed qkv, q + packed kv, separate q/k/v, or k and v given as heads [B,h,Nk,d] as
 //   the LRA and one_kv_head Linformer exports leave them, merged into tokens ahead of the fused op; the scale
 //   on the product or on q; with or without an added score bias, and after it Swin's shifted-window mask
-//   added per window through a view [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside)
-//   -> SoftmaxAttention
+//   added per window through a view [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside;
+//   Swin V2's cosine attention, q and k of packed qkv L2-normalised and the scores scaled per head, with the
+//   same terms) -> SoftmaxAttention
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
 //   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
@@ -86,7 +87,54 @@ struct AttentionPattern {
   std::string scores;  // the pre-softmax scores' value
   bool kv_shared;      // separate inputs whose values are the keys
   bool kv_heads;       // k and v captured as heads [B,h,Nk,d]: the rewrite merges them into tokens
+  bool cosine = false;  // q and k L2-normalised first, the scale per head (cosine_attention_ops)
 };
+
+// F.normalize(src, dim=-1) as exported: src / expand(clip(reduce_l2(src, -1, keepdims), eps)) to src's shape
+// (the rewrite checks the axis, the clip's bounds and the expanded shape); without the Expand where the Div
+// broadcasts by itself.
+Ops l2_normalize(const std::string& src, const std::string& out, bool expanded) {
+  auto l2_last = [](const Node& n) {
+    const auto& a = std::get<ReduceAttrs>(n.attrs);
+    return a.kind == ReduceKind::kL2 && a.keepdims && a.axes.size() == 1 &&
+           (a.axes[0] == -1 || a.axes[0] == 3);
+  };
+  auto clip_min = [](const Node& n) {
+    const auto& a = std::get<UnaryAttrs>(n.attrs);
+    return a.kind == UnaryKind::kClip && std::isfinite(a.alpha) && a.alpha >= 0.0f && a.beta == INFINITY;
+  };
+  Ops ops = {{out + ".norm", OpType::kReduce, {src}, l2_last},
+             {out + ".clamped", OpType::kUnary, {out + ".norm"}, clip_min}};
+  if (expanded) ops.push_back({out + ".expanded", OpType::kExpand, {out + ".clamped"}});
+  ops.push_back({out, OpType::kDiv, {src, out + (expanded ? ".expanded" : ".clamped")}});
+  return ops;
+}
+
+// Cosine attention of packed qkv (Swin V2, torchvision's and timm's): normalize(q)·normalize(k)ᵀ times a
+// per-head constant exp(clamp(logit_scale)) (folded by the importer), then the score terms.
+Ops cosine_attention_ops(bool expanded) {
+  return unbind_heads("qkv", {"q", "k", "v"}) + l2_normalize("q", "q_n", expanded) +
+         l2_normalize("k", "k_n", expanded) +
+         Ops{{"k_t", OpType::kTranspose, {"k_n"}, perm_is({0, 1, 3, 2})},
+             {"qk", OpType::kMatMul, {"q_n", "k_t"}},
+             {"scaled", OpType::kMul, {"qk", "scale"}}};
+}
+
+// Appends the score terms after `scores` and softmax(·)·v; returns the pre-softmax scores' value.
+std::string add_score_terms(Ops* ops, std::string scores, ScoreTerms terms) {
+  if (terms != ScoreTerms::kNone) {
+    ops->push_back({"biased", OpType::kAdd, {scores, "bias"}});
+    scores = "biased";
+  }
+  // (s + bias).view(-1, nW, h, N, N) + mask[1, nW, 1, N, N], viewed back as [-1, h, N, N]
+  if (terms == ScoreTerms::kBiasMask) {
+    *ops = *ops + Ops{{"windows", OpType::kReshape, {"biased"}, reshape_is({-1, kAny, kAny, kAny, kAny})},
+                      {"windows_masked", OpType::kAdd, {"windows", "mask"}},
+                      {"masked", OpType::kReshape, {"windows_masked"}, reshape_is({-1, kAny, kAny, kAny})}};
+    scores = "masked";
+  }
+  return scores;
+}
 
 std::vector<AttentionPattern> softmax_attention_patterns() {
   std::vector<AttentionPattern> out;
@@ -137,20 +185,8 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
               ops +
               Ops{{"qk", OpType::kMatMul, {"q", "k_t"}},
                   {"scaled", scale_at == ScaleAt::kScoresDiv ? OpType::kDiv : OpType::kMul, {"qk", "scale"}}};
-        std::string scores =
-            scale_at == ScaleAt::kScores || scale_at == ScaleAt::kScoresDiv ? "scaled" : "qk";
-        if (terms != ScoreTerms::kNone) {
-          ops.push_back({"biased", OpType::kAdd, {scores, "bias"}});
-          scores = "biased";
-        }
-        // (s + bias).view(-1, nW, h, N, N) + mask[1, nW, 1, N, N], viewed back as [-1, h, N, N]
-        if (terms == ScoreTerms::kBiasMask) {
-          ops =
-              ops + Ops{{"windows", OpType::kReshape, {"biased"}, reshape_is({-1, kAny, kAny, kAny, kAny})},
-                        {"windows_masked", OpType::kAdd, {"windows", "mask"}},
-                        {"masked", OpType::kReshape, {"windows_masked"}, reshape_is({-1, kAny, kAny, kAny})}};
-          scores = "masked";
-        }
+        const std::string scores = add_score_terms(
+            &ops, scale_at == ScaleAt::kScores || scale_at == ScaleAt::kScoresDiv ? "scaled" : "qk", terms);
         out.push_back({{"softmax_attention", ops + softmax_times_v(scores, kv_shared ? "k" : "v"), {scores}},
                        layout,
                        scale_at,
@@ -161,6 +197,19 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
       }
     }
   }
+  for (bool expanded : {true, false})
+    for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
+      Ops ops = cosine_attention_ops(expanded);
+      const std::string scores = add_score_terms(&ops, "scaled", terms);
+      out.push_back({{"cosine_attention", ops + softmax_times_v(scores), {scores}},
+                     AttentionInputs::kQkvPacked,
+                     ScaleAt::kScores,
+                     terms,
+                     scores,
+                     false,
+                     false,
+                     true});
+    }
   return out;
 }
 
@@ -471,11 +520,45 @@ bool attention_scale_of(const Graph& g, const Match& m, ScaleAt at, float* scale
   return std::isfinite(*scale);
 }
 
+// Cosine attention's terms (cosine_attention_ops) as the fused op takes them: one clip bound for q and k (the
+// eps), each normalised value of its input's shape (an Expand back to it, a Div that broadcasts nothing into
+// it), and the factor a scalar or one finite value per head ([h,1,1] or [1,h,1,1]).
+bool cosine_terms_of(const Graph& g, const Match& m, int64_t h, SoftmaxAttentionAttrs* a) {
+  const float eps = std::get<UnaryAttrs>(m.node(g, "q_n.clamped").attrs).alpha;
+  if (std::get<UnaryAttrs>(m.node(g, "k_n.clamped").attrs).alpha != eps) return false;
+  for (const std::string x : {"q", "k"}) {
+    const Shape& src = g.tensors[m.tensor(x)].shape;
+    if (g.tensors[m.tensor(x + "_n")].shape != src ||
+        (m.nodes.count(x + "_n.expanded") && g.tensors[m.tensor(x + "_n.expanded")].shape != src))
+      return false;
+  }
+  const Tensor& c = g.tensors[m.tensor("scale")];
+  const int64_t n = c.shape.numel();
+  if (!c.is_constant || c.dtype != DType::kFloat32 || n < 1 ||
+      c.constant.size < sizeof(float) * static_cast<size_t>(n))
+    return false;
+  if (n == 1) {
+    a->scale = *c.f32();
+  } else {
+    const Shape per_head =
+        c.shape.rank == 4 && c.shape[0] == 1 ? Shape{c.shape[1], c.shape[2], c.shape[3]} : c.shape;
+    if (per_head != Shape{h, 1, 1}) return false;
+    a->head_scales.assign(c.f32(), c.f32() + h);
+    for (float v : a->head_scales)
+      if (!std::isfinite(v)) return false;
+  }
+  a->qk_norm = true;
+  a->qk_norm_eps = eps;
+  return true;
+}
+
 bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Match& m,
                                const AttentionPattern& ap, Node* fused, int64_t* windows) {
   int64_t h, d;
   SoftmaxAttentionAttrs a;
-  if (!heads_of(g, m, &h, &d) || !attention_scale_of(g, m, ap.scale_at, &a.scale)) return false;
+  if (!heads_of(g, m, &h, &d)) return false;
+  if (ap.cosine ? !cosine_terms_of(g, m, h, &a) : !attention_scale_of(g, m, ap.scale_at, &a.scale))
+    return false;
   if (ap.kv_heads && !kv_heads_fit(g, m, ap, h, d)) return false;
   if (ap.terms == ScoreTerms::kBiasMask && !window_mask_of(g, m, windows)) return false;
   a.num_heads = static_cast<int32_t>(h);

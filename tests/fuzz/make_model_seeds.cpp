@@ -12,6 +12,7 @@
 #include "ir/shape_propagation.h"
 #include "loader/model_loader.h"
 #include "model_writer.h"
+#include "ops/op_registry.h"
 #include "runtime/session.h"
 #include "tiny_deit.h"
 #include "unit/test_graphs.h"
@@ -96,7 +97,8 @@ Graph zoo() {
 }
 
 // LaViT's pieces: attention exporting its scores, a Less-Attention layer reusing them, and the attention
-// residual feeding a score bias. image [B,3,4,4] -> [B,4] logits.
+// residual feeding a score bias into an attention of Swin V2's cosine form (op version 3).
+// image [B,3,4,4] -> [B,4] logits.
 Graph lavit_bits() {
   Graph g;
   uint32_t seed = 41;
@@ -129,9 +131,13 @@ Graph lavit_bits() {
                              w("ar.pw", Shape{2, 2, 1, 1}), w("ar.pw_b", Shape{2}), w("ar.gamma", Shape{2})},
                             "attn_res");  // [B,2,1,4]
   const int32_t q = node(OpType::kSlice, SliceAttrs{1, 0, 1}, {r}, "q");
-  const int32_t a2 =
-      node(OpType::kSoftmaxAttention, SoftmaxAttentionAttrs{2, 0.5f, AttentionInputs::kSeparate},
-           {q, r, r, bias}, "va2");  // [B,1,4]
+  // Swin V2's cosine form (op version 3): q and k rows normalised, a scale per head.
+  SoftmaxAttentionAttrs cosine{2, 1.0f, AttentionInputs::kSeparate};
+  cosine.qk_norm = true;
+  cosine.qk_norm_eps = 1e-6f;
+  cosine.head_scales = {12.5f, 3.5f};
+  const int32_t a2 = node(OpType::kSoftmaxAttention, cosine, {q, r, r, bias}, "va2");  // [B,1,4]
+  g.nodes.back().version = lowest_op_version(OpType::kSoftmaxAttention, cosine);
   const int32_t pooled = node(OpType::kReduceMean, ReduceMeanAttrs{{1}, false}, {r}, "pool");
   const int32_t flat = node(OpType::kReshape, ReshapeAttrs{{0, -1}}, {a2}, "flat");
   const int32_t logits = node(OpType::kAdd, NoAttrs{}, {pooled, flat}, "logits");

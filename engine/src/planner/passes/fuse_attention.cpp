@@ -84,9 +84,9 @@ struct AttentionPattern {
   AttentionInputs layout;
   ScaleAt scale_at;
   ScoreTerms terms;
-  std::string scores;  // the pre-softmax scores' value
-  bool kv_shared;      // separate inputs whose values are the keys
-  bool kv_heads;       // k and v captured as heads [B,h,Nk,d]: the rewrite merges them into tokens
+  std::string scores;   // the pre-softmax scores' value
+  bool kv_shared;       // separate inputs whose values are the keys
+  bool kv_heads;        // k and v captured as heads [B,h,Nk,d]: the rewrite merges them into tokens
   bool cosine = false;  // q and k L2-normalised first, the scale per head (cosine_attention_ops)
 };
 
@@ -110,8 +110,9 @@ Ops l2_normalize(const std::string& src, const std::string& out, bool expanded) 
   return ops;
 }
 
-// Cosine attention of packed qkv (Swin V2, torchvision's and timm's): normalize(q)·normalize(k)ᵀ times a
-// per-head constant exp(clamp(logit_scale)) (folded by the importer), then the score terms.
+// Cosine attention of packed qkv (torchvision's Swin V2; timm's writes the same ops):
+// normalize(q)·normalize(k)ᵀ times a per-head constant exp(clamp(logit_scale)) (folded by the importer), then
+// the score terms.
 Ops cosine_attention_ops(bool expanded) {
   return unbind_heads("qkv", {"q", "k", "v"}) + l2_normalize("q", "q_n", expanded) +
          l2_normalize("k", "k_n", expanded) +

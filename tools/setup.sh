@@ -22,6 +22,10 @@ packages=(
 )
 test_packages=(
   python3-torch python3-numpy python3-pil    # the PyTorch/PIL references the tests compare against
+  libopenblas0-openmp                        # torch's BLAS for the reference fixtures: without it Debian's torch
+                                             # runs on the reference BLAS, 7x slower here (the zoo fixture's
+                                             # ViT-B/16 alone took 540 s of CI's time); it is also the BLAS of
+                                             # PyTorch's tuned configuration (bench/compare.py)
   python3-skimage                            # natural photos (astronaut, chelsea, coffee...): PIL parity, zoo calibration
   python3-torchvision                        # torchvision's models exported for the zoo test (tests/onnx/zoo_test.cpp)
   python3-onnx                               # torch.onnx.export of the reference models (tests/onnx)
@@ -35,8 +39,6 @@ bench_packages=(
                                                    # vitrt_gemm_compare and VITRT_X86_ONEDNN=1 (its CMake config
                                                    # needs OpenCL); reconfigure the build after installing
   python3-matplotlib                         # bench/scaling.sh's plot (docs/scaling.png)
-  libopenblas0-openmp                        # PyTorch's tuned configuration (../shared/docs/TOOLCHAIN.md): without it
-                                             # Debian's torch falls back to the reference BLAS, 10-40x slower
 )
 fuzz_packages=(
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # libFuzzer and the ASan/UBSan runtimes (tools/fuzz.sh)

@@ -285,7 +285,7 @@ class ScoredAttentionKernel final : public ref::RefKernel {
       ScoreBlock sb;
       sb.q_stride = l.q_stride;
       sb.kt = kt;
-      float* qs = kt + up16(d * nkp) + kQueryBlock * nkp;  // the scaled q rows [32][d]
+      float* qs = kt + up16(d * nkp) + kQueryBlock * nkp;  // scaled or normalised q rows [32][d]
       sb.pv.v_stride = l.v_stride;
       sb.pv.nk = nk;
       sb.pv.d = d;

@@ -523,7 +523,7 @@ bool attention_scale_of(const Graph& g, const Match& m, ScaleAt at, float* scale
 
 // Cosine attention's terms (cosine_attention_ops) as the fused op takes them: one clip bound for q and k (the
 // eps), each normalised value of its input's shape (an Expand back to it, a Div that broadcasts nothing into
-// it), and the factor a scalar or one finite value per head ([h,1,1] or [1,h,1,1]).
+// it), and the factor a scalar or one value per head ([h,1,1] or [1,h,1,1]).
 bool cosine_terms_of(const Graph& g, const Match& m, int64_t h, SoftmaxAttentionAttrs* a) {
   const float eps = std::get<UnaryAttrs>(m.node(g, "q_n.clamped").attrs).alpha;
   if (std::get<UnaryAttrs>(m.node(g, "k_n.clamped").attrs).alpha != eps) return false;
@@ -544,9 +544,7 @@ bool cosine_terms_of(const Graph& g, const Match& m, int64_t h, SoftmaxAttention
     const Shape per_head =
         c.shape.rank == 4 && c.shape[0] == 1 ? Shape{c.shape[1], c.shape[2], c.shape[3]} : c.shape;
     if (per_head != Shape{h, 1, 1}) return false;
-    a->head_scales.assign(c.f32(), c.f32() + h);
-    for (float v : a->head_scales)
-      if (!std::isfinite(v)) return false;
+    a->head_scales.assign(c.f32(), c.f32() + h);  // non-finite ones: the op's shape inference refuses them
   }
   a->qk_norm = true;
   a->qk_norm_eps = eps;

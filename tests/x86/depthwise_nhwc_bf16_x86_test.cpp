@@ -2,16 +2,15 @@
 // Copyright the vitrt authors.
 // The channels-last depthwise row kernel's bf16 output (depthwise_nhwc_row_bf16_avx512bf16, which ConvMlp's
 // fc2 reads at session precision bf16) against its fp32 output: every value must be bf16_round of the fp32
-// row's value bit for bit (the conv's arithmetic is the same; only the store differs; the erf GELU is the
-// table one, so there the fp32 row is taken without activation and put through gelu_erf_table_avx512), at
-// pixel ox's slot ox·ld_bf16, with a zero after the C values when C is odd (the last pair's second half) and
+// row's value bit for bit (the conv's arithmetic is the same; only the store differs), at pixel ox's slot
+// ox·ld_bf16, with a zero after the C values when C is odd (the last pair's second half) and
 // nothing else written (a poisoned gap past it stays); bf16_round's bits must also be those of
 // gemm_bf16_pack_rows (vcvtne2ps2bf16) on the same row. Odd shapes: C from 1 to 70
 // (partial vectors, odd C), the 3×3 stride-1 strip path and the generic one (5×5, 1×3, stride 2, dilation),
 // edges, rows with only edge pixels, every activation the row kernel has; and inputs with ties, denormals,
-// infinities, NaN and values that round past the largest bf16. The fp32 row with the table GELU
-// (depthwise_nhwc_row_table_gelu_avx512, session precision bf16's standalone conv) must equal that fp32 row
-// bit for bit too. Skipped, saying so, without AVX512-BF16.
+// infinities, NaN and values that round past the largest bf16. Both rows' erf GELU is the table one: the
+// fp32 row with it must equal the row without activation put through gelu_erf_table_avx512, bit for bit.
+// Skipped, saying so, without AVX512-BF16.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -75,22 +74,22 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
   std::vector<float> hw(static_cast<size_t>(wo * even / 2));
   std::vector<float> table(f32.size());
   int64_t mismatches = 0, pad_bad = 0, gap_bad = 0, hw_bad = 0, table_bad = 0;
-  // The bf16 row's erf GELU is the table one (gelu_table_avx512.h): its fp32 counterpart is the row without
-  // activation through gelu_erf_table_avx512.
+  // The erf GELU is the table one (gelu_table_avx512.h) in both rows: the fp32 row with it must be the row
+  // without activation through gelu_erf_table_avx512.
   const bool table_gelu = s.act == GemmAct::kGeluErf;
   for (int64_t oy = 0; oy < ho; ++oy) {
     r.oy = oy;
     r.dst = f32.data();
-    DepthwiseRow rf = r;
-    if (table_gelu) rf.act = GemmAct::kNone;
-    x86::depthwise_nhwc_row_avx512(rf);
-    if (table_gelu) x86::gelu_erf_table_avx512(f32.data(), f32.data(), wo * s.c);
-    // The fp32 row with the table GELU (session precision bf16's standalone conv): the same values.
-    std::fill(table.begin(), table.end(), std::numeric_limits<float>::quiet_NaN());
-    DepthwiseRow rt = r;
-    rt.dst = table.data();
-    x86::depthwise_nhwc_row_table_gelu_avx512(rt);
-    if (std::memcmp(table.data(), f32.data(), f32.size() * sizeof(float)) != 0) ++table_bad;
+    x86::depthwise_nhwc_row_avx512(r);
+    if (table_gelu) {
+      std::fill(table.begin(), table.end(), std::numeric_limits<float>::quiet_NaN());
+      DepthwiseRow rt = r;
+      rt.dst = table.data();
+      rt.act = GemmAct::kNone;
+      x86::depthwise_nhwc_row_avx512(rt);
+      x86::gelu_erf_table_avx512(table.data(), table.data(), wo * s.c);
+      if (std::memcmp(table.data(), f32.data(), f32.size() * sizeof(float)) != 0) ++table_bad;
+    }
     std::fill(b16.begin(), b16.end(), kPoison);
     DepthwiseRow rb = r;
     rb.dst = nullptr;  // the bf16 row must not write the fp32 one

@@ -36,10 +36,7 @@ class DepthwiseNhwcKernel final : public ref::RefKernel {
     TensorRef& y = *args.dst[0];
     const int64_t batch = x.shape[0], h = x.shape[1], wd = x.shape[2], c = x.shape[3];
     const int64_t ho = y.shape[1], wo = y.shape[2];
-    // Session precision bf16: the table GELU (depthwise_nhwc.h).
-    auto row = ctx_->bf16                     ? depthwise_nhwc_row_table_gelu_avx512
-               : ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512
-                                              : depthwise_nhwc_row_avx2;
+    auto row = ctx_->isa == X86Isa::kAvx512 ? depthwise_nhwc_row_avx512 : depthwise_nhwc_row_avx2;
     DepthwiseRow base;
     base.h = h;
     base.w = wd;

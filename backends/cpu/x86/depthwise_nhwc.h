@@ -31,14 +31,11 @@ struct DepthwiseRow {
   int64_t ld_bf16 = 0;
 };
 
+// The AVX-512 row's erf GELU is the table one (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU, closer
+// than the float formula, in about half the instructions of gelu_vec::gelu_erf; GELU(-0) is +0); the AVX2
+// row's is gelu_vec::gelu_erf.
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r);
 void depthwise_nhwc_row_avx2(const DepthwiseRow& r);
-// The AVX-512 row with the table erf GELU (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU, about half
-// the instructions of gelu_vec::gelu_erf), taken by every channels-last depthwise conv with a GELU in a
-// session of precision bf16 (depthwise_conv_nhwc.cpp; in the shipped models the PVT v2 / LaViT MLP conv
-// between fc1 and fc2 where it is not fused into ConvMlp, whose fc2 rounds its inputs to bf16). GELU(-0) is
-// +0 here.
-void depthwise_nhwc_row_table_gelu_avx512(const DepthwiseRow& r);
 // The AVX-512 row into dst_bf16, each output rounded as gemm_bf16_pack_rows rounds it (to nearest even by
 // vcvtneps2bf16, the same bits: bf16_round), so that a bf16 GEMM reading the conv's output (ConvMlp's fc2)
 // needs no separate fp32 row and rounding pass. Its erf GELU is the table one (gelu_table_avx512.h). Needs

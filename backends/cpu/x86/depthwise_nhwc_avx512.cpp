@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The channels-last depthwise row kernel at AVX-512: strips of 8 pixels × 16 channels in registers; built
-// with -mavx512*, only called when CPUID has them. Also its form with the table GELU (depthwise_nhwc.h); the
-// bf16-output form is depthwise_nhwc_avx512bf16.cpp.
+// The channels-last depthwise row kernel at AVX-512: strips of 8 pixels × 16 channels in registers, its erf
+// GELU the table one (depthwise_nhwc_table_gelu.h); built with -mavx512*, only called when CPUID has them.
+// The bf16-output form is depthwise_nhwc_avx512bf16.cpp.
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"
@@ -13,7 +13,6 @@ namespace vitrt {
 namespace x86 {
 namespace {
 
-// The fp32 row with the table erf GELU (depthwise_nhwc_table_gelu.h).
 struct F32TableGeluOut : depthwise_impl::F32Out<Avx512Ops>, depthwise_impl::TableGeluActivation {
   using depthwise_impl::TableGeluActivation::activate;
 };
@@ -21,10 +20,6 @@ struct F32TableGeluOut : depthwise_impl::F32Out<Avx512Ops>, depthwise_impl::Tabl
 }  // namespace
 
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r) {
-  depthwise_impl::row<Avx512Ops, 8>(r);
-}
-
-void depthwise_nhwc_row_table_gelu_avx512(const DepthwiseRow& r) {
   depthwise_impl::row<Avx512Ops, 8, F32TableGeluOut>(r);
 }
 

@@ -21,8 +21,7 @@ inline __m256i round_bf16(__m512 v) {
   return (__m256i)_mm512_cvtneps_pbh(v);
 }
 
-// The outputs are rounded to bf16 (8 significant bits), so the erf GELU is the table one
-// (depthwise_nhwc_table_gelu.h); the fp32 row keeps gelu_vec::gelu_erf.
+// The erf GELU is the table one (depthwise_nhwc_table_gelu.h), as in the fp32 row.
 struct Bf16Out : depthwise_impl::TableGeluActivation {
   template <bool Partial>
   static void store(const DepthwiseRow& r, int64_t ox, int64_t c0, __m512 v, int valid) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 // The packed GEMM's AVX-512 tiles (6 × 64, 8 × 48 and 14 × 32); built with -mavx512*, only called when CPUID
-// has them.
+// has them. Their erf GELU epilogue is the table one (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU,
+// closer than the float formula PyTorch computes, in about half of gelu_vec::gelu_erf's instructions).
+#include "backends/cpu/x86/gelu_table_avx512.h"
 #include "backends/cpu/x86/packed_gemm_impl.h"
 #include "backends/cpu/x86/vec_avx512.h"
 
@@ -10,7 +12,7 @@ namespace x86 {
 namespace {
 
 template <int Rows, int Vecs>
-struct Vec512 : Avx512Ops {
+struct Vec512 : Avx512TableGeluOps {
   static constexpr int kRows = Rows, kVecs = Vecs;
   // B read in place (GemmPanel::ldb) is not 64-byte aligned; on aligned panels an unaligned load costs the
   // same.

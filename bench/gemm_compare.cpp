@@ -3,7 +3,8 @@
 // vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT] [--stat min] [--clock cpu]
 // [--cold 1|2]:
 // the cpu backend's own packed GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes
-// of DeiT-Tiny, SOFT-Tiny and LaViT-Tiny (plus one 784³ product, the shape of SOFT's Newton steps at 896²)
+// of DeiT-Tiny, SOFT-Tiny, LaViT-Tiny and Swin-T (plus one 784³ product, the shape of SOFT's Newton steps at
+// 896²)
 // and the convs of ResNet-50, MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the
 // same process: both kernels are planned from the same one-node graph and run alternately, R times each; one
 // line per (shape, batch, threads) with the median (or fastest) milliseconds, GFLOP/s and own/oneDNN speed
@@ -88,6 +89,20 @@ std::vector<Problem> problems() {
       conv("lavit", 320, 14, 320, 2, 2, 0),
       conv("lavit", 64, 56, 128, 3, 2, 1),
       linear("soft896", 784, 784, 784),  // a SOFT-896 Newton product
+      // torchvision Swin-T at 224² (issue 28's ONNX zoo): each stage's qkv, proj, fc1 (GELU) and fc2 on its
+      // 56², 28², 14² and 7² tokens, and the patch mergings' reductions.
+      linear("swin", 3136, 96, 288),
+      linear("swin", 3136, 96, 96),
+      linear("swin", 3136, 96, 384, gelu),
+      linear("swin", 3136, 384, 96),
+      linear("swin", 784, 384, 192),
+      linear("swin", 784, 192, 576),
+      linear("swin", 784, 192, 768, gelu),
+      linear("swin", 196, 384, 1152),
+      linear("swin", 196, 1536, 384),
+      linear("swin", 49, 768, 2304),
+      linear("swin", 49, 768, 3072, gelu),
+      linear("swin", 49, 3072, 768),
       // torchvision ResNet-50 (issue 28's ONNX zoo): the stem, each stage's 1×1 and 3×3 convs, ReLU fused.
       conv("r50", 3, 224, 64, 7, 2, 3, relu),
       conv("r50", 64, 56, 64, 1, 1, 0, relu),

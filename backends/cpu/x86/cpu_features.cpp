@@ -28,6 +28,19 @@ bool x86_has_avx512_bf16() {
   return x86_detect_isa() == X86Isa::kAvx512 && __builtin_cpu_supports("avx512bf16");
 }
 
+bool x86_avx512_is_split() {
+  static const bool split = [] {
+    if (x86_detect_isa() != X86Isa::kAvx512) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+    const bool amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;  // "AuthenticAMD"
+    if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    const unsigned base = (eax >> 8) & 0xfu, family = base == 0xfu ? base + ((eax >> 20) & 0xffu) : base;
+    return family == 0x19u;  // Zen 3 (no AVX-512) and Zen 4; Zen 5 is 1Ah
+  }();
+  return split;
+}
+
 bool x86_has_amx_bf16() {
   static const bool has = [] {
     if (!x86_has_avx512_bf16()) return false;

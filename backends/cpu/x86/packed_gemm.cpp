@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cpu/x86/x86_backend.h"
+
 namespace vitrt {
 namespace x86 {
 
@@ -14,13 +16,18 @@ const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k
   if (tile >= 0) return gemm_kernels_avx512(tile);  // X86Options::gemm_tile: for measurements
   // The tile that pads m × n the least, preferring 6 × 64 then 8 × 48 on ties. The 14-row tile reads 14 rows
   // of A at once: when the row stride is a multiple of 4 KB they all fall in one L1 set (12 ways) and evict
-  // each other on every k, so it is only taken when it wastes clearly less.
+  // each other on every k, so it is only taken when it wastes clearly less. Where 512-bit FMAs run as two
+  // halves (Zen 4), 6 × 64, with the fewest broadcasts of A per FMA, ran 2-15% faster than the others on
+  // DeiT/SOFT/LaViT shapes at batch 8 (vitrt_gemm_compare, docs/architecture.md §7): the others must pad 15%
+  // less to be taken there.
+  static const bool split = x86_avx512_is_split();
   const GemmKernels* best = nullptr;
   double best_cost = 0;
   for (int which : {2, 0, 1}) {
     const GemmKernels* g = gemm_kernels_avx512(which);
     double cost = static_cast<double>((m + g->mr - 1) / g->mr * g->mr) * ((n + g->nr - 1) / g->nr * g->nr);
     if (g->mr > 12 && (k * 4) % 4096 == 0) cost *= 1.6;
+    if (split && which != 2) cost *= 1.15;
     if (!best || cost < best_cost) best = g, best_cost = cost;
   }
   return best;

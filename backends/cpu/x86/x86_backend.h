@@ -54,6 +54,9 @@ X86Isa x86_effective_isa(const X86Options& options);
 const char* x86_isa_name(X86Isa isa);
 // AVX-512 (as x86_detect_isa) and AVX512-BF16, ignoring caps.
 bool x86_has_avx512_bf16();
+// AVX-512 executed as two 256-bit halves: AMD Zen 4 (family 19h with AVX-512), one 512-bit FMA a cycle where
+// Zen 5 and Intel have two. The packed GEMM's tile choice depends on it (packed_gemm.cpp).
+bool x86_avx512_is_split();
 // AVX512-BF16 and AMX-TILE + AMX-BF16, with the OS managing the tile state and this process allowed to use
 // it (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM), asked once, here). Ignoring caps.
 bool x86_has_amx_bf16();

@@ -3,7 +3,7 @@
 // vitrt_gemm_compare [--threads 1,2] [--repeat R] [--batch 1,8] [--filter TEXT] [--stat min] [--clock cpu]
 // [--cold 1|2]:
 // the cpu backend's own packed GEMM against oneDNN (the kernels it replaced) on the Linear and Conv2d shapes
-// of DeiT-Tiny, SOFT-Tiny, LaViT-Tiny and Swin-T (plus one 784³ product, the shape of SOFT's Newton steps at
+// of DeiT-Tiny, SOFT-Tiny, LaViT-Tiny, ViT-B/16 and Swin-T (plus one 784³ product, the shape of SOFT's Newton steps at
 // 896²)
 // and the convs of ResNet-50, MobileNetV3-L and EfficientNet-B0 (`--filter r50`, `mbv3`, `effb0`), in the
 // same process: both kernels are planned from the same one-node graph and run alternately, R times each; one
@@ -89,6 +89,11 @@ std::vector<Problem> problems() {
       conv("lavit", 320, 14, 320, 2, 2, 0),
       conv("lavit", 64, 56, 128, 3, 2, 1),
       linear("soft896", 784, 784, 784),  // a SOFT-896 Newton product
+      // torchvision ViT-B/16 at 224² (197 tokens): qkv, proj, fc1 (GELU), fc2.
+      linear("vitb", 197, 768, 2304),
+      linear("vitb", 197, 768, 768),
+      linear("vitb", 197, 768, 3072, gelu),
+      linear("vitb", 197, 3072, 768),
       // torchvision Swin-T at 224² (issue 28's ONNX zoo): each stage's qkv, proj, fc1 (GELU) and fc2 on its
       // 56², 28², 14² and 7² tokens, and the patch mergings' reductions.
       linear("swin", 3136, 96, 288),

@@ -309,7 +309,7 @@ TEST_CASE("batch tile: VITRT_BATCH_TILE_WEIGHT_KIB replaces only the default wei
   {
     ScopedEnv unset("VITRT_BATCH_TILE_WEIGHT_KIB", nullptr);
     auto from_env = tiled_session(model, "cpu", 2, BatchTileLimits{});
-    CHECK(tile_last(*from_env) == step_of(*from_env, "pool"));  // every weight is under 64 KiB
+    CHECK(tile_last(*from_env) == step_of(*from_env, "pool"));  // every weight is under the default limit
   }
   {
     ScopedEnv zero("VITRT_BATCH_TILE_WEIGHT_KIB", "0");  // the stem's 896 bytes of weights are too many

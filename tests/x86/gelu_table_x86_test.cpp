@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The table GELU (gelu_table_avx512.h, the activation of the bf16-output depthwise row that ConvMlp's fc2
-// reads) against the erf GELU in double (std::erf) on a dense sweep: 4 million points over [-10, 10], the
-// floats next to every interval's boundary and centre, and small values down to denormals. Its
-// result is rounded to bf16 (2^-9 relative) by its one caller, so it need not be float-exact; it is held to
-// the accuracy its fit measured (tools/fit_gelu_table.py): within 1e-7·|x| of the exact GELU (measured
-// 8.9e-8), which is below the 1.1e-7·|x| of the float formula x/2·(1 + erf(x/√2)) that PyTorch and the
-// reference compute, and its erf (half_erf_table_avx512) within 5e-7 relative of std::erf (measured 4.0e-7).
-// Then the special values: zeros, infinities, NaN, huge values.
-// Skipped, saying so, without AVX-512.
+// The table GELU (gelu_table_avx512.h, the erf GELU of every AVX-512 GEMM epilogue and depthwise row, fp32
+// and bf16) against the erf GELU in double (std::erf) on a dense sweep: 4 million points over [-10, 10], the
+// floats next to every interval's boundary and centre, and small values down to denormals. Its results are
+// stored as floats, so it is held to the accuracy its fit measured (tools/fit_gelu_table.py): within 1e-7·|x|
+// of the exact GELU (measured 8.9e-8), which is below the 1.1e-7·|x| of the float formula x/2·(1 + erf(x/√2))
+// that PyTorch and the reference compute, and its erf (half_erf_table_avx512) within 5e-7 relative of
+// std::erf (measured 4.0e-7). Then the special values: zeros, infinities, NaN, huge values. Skipped, saying
+// so, without AVX-512.
 #include <doctest/doctest.h>
 
 #include <cmath>

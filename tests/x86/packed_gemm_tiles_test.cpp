@@ -252,10 +252,11 @@ TEST_CASE("a packed GEMM panel with no rows writes nothing") {
   }
 }
 
-// C = act(a·1) over a dense sweep of a: the vector GELU's error against erf and tanh in double. PyTorch's own
-// float32 GELU on the same sweep is off by up to 3.6e-7 (erf) and 3.9e-7 (tanh) absolute, and by 2.8e-6
-// and 5.9e-7 relative where |gelu| > 0.05; relative errors are only bounded away from the far negative tail,
-// where 1 + erf cancels in every float implementation.
+// C = act(a·1) over a dense sweep of a: the epilogue GELU's error (erf: the table one on AVX-512, gelu_vec's
+// on AVX2) against erf and tanh in double. PyTorch's own float32 GELU on the same sweep is off by up
+// to 3.6e-7 (erf) and 3.9e-7 (tanh) absolute, and by 2.8e-6 and 5.9e-7 relative where |gelu| > 0.05; relative
+// errors are only bounded away from the far negative tail, where 1 + erf cancels in every float
+// implementation.
 TEST_CASE("the GEMM epilogue's vector GELU is within a few ulps of erf and tanh") {
   const auto tiles = tiles_here();
   if (tiles.empty()) return;

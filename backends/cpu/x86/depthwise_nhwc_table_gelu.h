@@ -2,9 +2,9 @@
 // Copyright the vitrt authors.
 #pragma once
 // The activation of the AVX-512 channels-last depthwise rows (depthwise_nhwc.h: the fp32 row and the
-// bf16-output row): the erf GELU from the table of
-// gelu_table_avx512.h (within 9e-8·|x| of the exact GELU, about half the instructions of gelu_vec::gelu_erf),
-// every other activation as the fp32 row's. Only for files built with -mavx512*.
+// bf16-output row): the erf GELU from the table of gelu_table_avx512.h (within 9e-8·|x| of the exact GELU,
+// about half the instructions of gelu_vec::gelu_erf), every other activation depthwise_impl::activate's. Only
+// for files built with -mavx512*.
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"

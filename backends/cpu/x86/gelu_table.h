@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// The table GELU of gelu_table_avx512.h (the bf16-output depthwise row's activation) on arrays, for tests.
+// The table GELU of gelu_table_avx512.h (the AVX-512 GEMM epilogues' and depthwise rows' erf GELU) on arrays,
+// for tests.
 // Need AVX-512 (callers check x86_detect_isa()).
 #include <cstdint>
 

@@ -100,8 +100,8 @@ inline __m512 gelu_erf(__m512 x) {
 
 }  // namespace gelu_table
 
-// Avx512Ops whose erf GELU is the table's, for the bf16 GEMM epilogues (packed_gemm_impl.h's gelu_erf picks
-// it up through kOwnGeluErf): their activation feeds a bf16 product, which rounds it to 8 bits anyway.
+// Avx512Ops whose erf GELU is the table's, for every AVX-512 GEMM epilogue, fp32 and bf16
+// (packed_gemm_impl.h's gelu_erf picks it up through kOwnGeluErf).
 struct Avx512TableGeluOps : Avx512Ops {
   static constexpr bool kOwnGeluErf = true;
   static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }

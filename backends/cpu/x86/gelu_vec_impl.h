@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// GELU on one register, for the packed GEMM's epilogue (the accumulators are activated before they are
-// stored). Written over an ISA's vector ops T (set1, add, sub, mul, fma, min, max, abs, round, pow2n, rcp,
+// GELU on one register, for the AVX2 packed GEMM's and depthwise row's epilogues (the accumulators are
+// activated before they are stored; AVX-512 takes the erf form from gelu_table_avx512.h) and the elementwise
+// Gelu. Written over an ISA's vector ops T (set1, add, sub, mul, fma, min, max, abs, round, pow2n, rcp,
 // select_neg; see packed_gemm_avx512.cpp / packed_gemm_avx2.cpp). Cheaper than xsimd's erf and tanh, and
 // accurate to a few float ulps of the result:
 //   exp: Cody–Waite range reduction and Cephes' degree-6 polynomial (relative error ~1e-7);
@@ -34,7 +35,8 @@ inline typename T::V exp(typename T::V x) {
 // 0.5·x·(1 + erf(x/√2)) = x - 0.5·x·erfc(z) for x >= 0, 0.5·x·erfc(z) for x < 0, z = |x|/√2. The x that
 // multiplies erfc is clamped to ±10 (erfc(10/√2) ≈ 1.5e-23, far below an ulp of x there), so that
 // gelu(+inf) = +inf rather than inf·0. Like every float32 implementation of the erf form (PyTorch's and the
-// reference's), the result is 0 where 1 + erf(x/√2) rounds to 0 in float: x < 0 with erfc(z) < 2^-25.
+// reference's), the result is 0 where 1 + erf(x/√2) rounds to 0 in float: x < 0 with erfc(z) < 2^-25. At -inf
+// it is 0 where the reference, PyTorch and the AVX-512 table GELU (gelu_table_avx512.h) give NaN (-inf·0).
 template <class T>
 inline typename T::V gelu_erf(typename T::V x) {
   using V = typename T::V;

@@ -95,7 +95,8 @@ class GemmLinearKernel final : public ref::RefKernel {
     const int64_t panels = gemm_panels(n_, nr);
     // Tasks are (row chunk, panel). Each thread reads all of one operand and its share of the other, so when
     // A is the larger (more rows than columns) the threads split the rows, taking whole row chunks (balanced
-    // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels.
+    // to a tile) and walking every panel with their chunk of A in L2; otherwise they split the panels (and,
+    // where a few panels do not divide among the threads, the rows too).
     const int64_t row_tiles = (m + mr - 1) / mr;
     // A chunk has at most chunk_tiles(row_tiles) tiles, however many chunks rows_first makes.
     int64_t chunks = (row_tiles + chunk_tiles(row_tiles) - 1) / chunk_tiles(row_tiles);

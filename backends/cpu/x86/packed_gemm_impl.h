@@ -20,8 +20,8 @@ namespace gemm_impl {
 // K is cut into equal blocks of at most kGemmMaxBlockK rows (gemm_k_block): one block of the panel (at most
 // 192 × 64 × 4 = 48 KB) stays in L1/L2 while the row tiles pass, and C is loaded and stored once per block.
 
-// T's own erf GELU where it has one (T::kOwnGeluErf: the bf16 tiles' table GELU, whose output the next
-// product rounds to bf16 anyway), else gelu_vec's.
+// T's own erf GELU where it has one (T::kOwnGeluErf: the AVX-512 tiles' table GELU, gelu_table_avx512.h),
+// else gelu_vec's (AVX2).
 template <class T, class = void>
 struct OwnGeluErf : std::false_type {};
 template <class T>

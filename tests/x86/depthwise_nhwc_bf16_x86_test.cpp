@@ -9,8 +9,9 @@
 // (partial vectors, odd C), the 3×3 stride-1 strip path and the generic one (5×5, 1×3, stride 2, dilation),
 // edges, rows with only edge pixels, every activation the row kernel has; and inputs with ties, denormals,
 // infinities, NaN and values that round past the largest bf16. Skipped, saying so, without AVX512-BF16.
-// Separately, on any AVX-512 CPU: the fp32 row's erf GELU is the table one (gelu_table_avx512.h), so the row
-// with it must equal the row without activation put through gelu_erf_table_avx512, bit for bit.
+// Separately, at AVX-512 and at AVX2 where the CPU has them: the fp32 row's erf GELU is the ISA's table one
+// (gelu_table_avx512.h, gelu_table_avx2.h), so the row with it must equal the row without activation put
+// through gelu_erf_table_avx512 / gelu_erf_table_avx2, bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -106,11 +107,8 @@ void check_rows(const RowShape& s, const std::vector<float>& src, const std::vec
   CHECK(hw_bad == 0);
 }
 
-TEST_CASE("x86 depthwise fp32 row at AVX-512: its erf GELU is the table GELU, bit for bit") {
-  if (x86_detect_isa() < X86Isa::kAvx512) {
-    MESSAGE("AVX-512 depthwise row skipped: this CPU has no AVX-512");
-    return;
-  }
+// One ISA's fp32 row against its table GELU on array form.
+void check_row_gelu_is_table(void (*row)(const DepthwiseRow&), void (*table)(const float*, float*, int64_t)) {
   std::mt19937 rng(2612);
   std::normal_distribution<float> normal(0.0f, 2.0f);
   // The k3s1 strips with a partial vector, the generic strips, stride 2, rows of edge pixels only.
@@ -148,13 +146,29 @@ TEST_CASE("x86 depthwise fp32 row at AVX-512: its erf GELU is the table GELU, bi
       rg.dst = gelu.data();
       rp.act = GemmAct::kNone;
       rp.dst = plain.data();
-      x86::depthwise_nhwc_row_avx512(rg);
-      x86::depthwise_nhwc_row_avx512(rp);
-      x86::gelu_erf_table_avx512(plain.data(), plain.data(), r.wo * c);
+      row(rg);
+      row(rp);
+      table(plain.data(), plain.data(), r.wo * c);
       if (std::memcmp(gelu.data(), plain.data(), gelu.size() * sizeof(float)) != 0) ++bad_rows;
     }
     CHECK(bad_rows == 0);
   }
+}
+
+TEST_CASE("x86 depthwise fp32 row at AVX-512: its erf GELU is the table GELU, bit for bit") {
+  if (x86_detect_isa() < X86Isa::kAvx512) {
+    MESSAGE("AVX-512 depthwise row skipped: this CPU has no AVX-512");
+    return;
+  }
+  check_row_gelu_is_table(x86::depthwise_nhwc_row_avx512, x86::gelu_erf_table_avx512);
+}
+
+TEST_CASE("x86 depthwise fp32 row at AVX2: its erf GELU is the AVX2 table GELU, bit for bit") {
+  if (x86_detect_isa() < X86Isa::kAvx2) {
+    MESSAGE("AVX2 depthwise row skipped: this CPU has no AVX2 + FMA");
+    return;
+  }
+  check_row_gelu_is_table(x86::depthwise_nhwc_row_avx2, x86::gelu_erf_table_avx2);
 }
 
 TEST_CASE("x86 depthwise row with bf16 output: bf16_round of the fp32 row, bit for bit") {

@@ -26,7 +26,7 @@ inline void activate(GemmAct act, typename T::V (&acc)[S]) {
     for (int s = 0; s < S; ++s) acc[s] = T::max(acc[s], T::zero());
   } else if (act == GemmAct::kGeluErf) {
 #pragma GCC unroll 16
-    for (int s = 0; s < S; ++s) acc[s] = gelu_vec::gelu_erf<T>(acc[s]);
+    for (int s = 0; s < S; ++s) acc[s] = gelu_vec::erf_gelu_of<T>(acc[s]);
   } else if (act == GemmAct::kGeluTanh) {
 #pragma GCC unroll 16
     for (int s = 0; s < S; ++s) acc[s] = gelu_vec::gelu_tanh<T>(acc[s]);

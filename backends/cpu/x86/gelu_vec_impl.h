@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
 #pragma once
-// GELU on one register, for the AVX2 packed GEMM's and depthwise row's epilogues (the accumulators are
-// activated before they are stored; AVX-512 takes the erf form from gelu_table_avx512.h) and the elementwise
-// Gelu. Written over an ISA's vector ops T (set1, add, sub, mul, fma, min, max, abs, round, pow2n, rcp,
-// select_neg; see packed_gemm_avx512.cpp / packed_gemm_avx2.cpp). Cheaper than xsimd's erf and tanh, and
-// accurate to a few float ulps of the result:
+// GELU on one register, for the packed GEMM's and depthwise row's epilogues (the accumulators are activated
+// before they are stored; their erf form is the ISA's table GELU where the ops T have one, erf_gelu_of below)
+// and the elementwise Gelu. Written over an ISA's vector ops T (set1, add, sub, mul, fma, min, max, abs,
+// round, pow2n, rcp, select_neg; see packed_gemm_avx512.cpp / packed_gemm_avx2.cpp). Cheaper than xsimd's erf
+// and tanh, and accurate to a few float ulps of the result:
 //   exp: Cody–Waite range reduction and Cephes' degree-6 polynomial (relative error ~1e-7);
 //   erf: Abramowitz & Stegun 7.1.26, erfc(z) = t·P(t)·exp(-z²) with t = 1/(1 + p·z) (absolute error 1.5e-7);
 //   tanh form: 0.5·x·(1 + tanh(u)) = x / (1 + exp(-2u)).
 // It is also the elementwise GELU's (simd_impl.h).
+
+#include <type_traits>
 
 namespace vitrt {
 namespace x86 {
@@ -36,7 +38,8 @@ inline typename T::V exp(typename T::V x) {
 // multiplies erfc is clamped to ±10 (erfc(10/√2) ≈ 1.5e-23, far below an ulp of x there), so that
 // gelu(+inf) = +inf rather than inf·0. Like every float32 implementation of the erf form (PyTorch's and the
 // reference's), the result is 0 where 1 + erf(x/√2) rounds to 0 in float: x < 0 with erfc(z) < 2^-25. At -inf
-// it is 0 where the reference, PyTorch and the AVX-512 table GELU (gelu_table_avx512.h) give NaN (-inf·0).
+// it is 0 where the reference, PyTorch and the table GELUs (gelu_table_avx512.h, gelu_table_avx2.h) give NaN
+// (-inf·0).
 template <class T>
 inline typename T::V gelu_erf(typename T::V x) {
   using V = typename T::V;
@@ -63,6 +66,21 @@ inline typename T::V gelu_tanh(typename T::V x) {
   const V s = T::rcp(T::add(T::set1(1.0f), e));                  // (1 + tanh) / 2
   // 0 where 1 + tanh rounds to 0 in float (s < 2^-26), as in PyTorch's and the reference's float32 GELU.
   return T::select_neg(T::sub(s, T::set1(1.49011612e-8f)), T::zero(), T::mul(x, s));
+}
+
+// The erf GELU of ops T: T's own where it has one (T::kOwnGeluErf: the table GELUs of gelu_table_avx512.h and
+// gelu_table_avx2.h, which the GEMM and depthwise epilogues use), else gelu_erf above.
+template <class T, class = void>
+struct HasOwnGeluErf : std::false_type {};
+template <class T>
+struct HasOwnGeluErf<T, std::enable_if_t<T::kOwnGeluErf>> : std::true_type {};
+
+template <class T>
+inline typename T::V erf_gelu_of(typename T::V x) {
+  if constexpr (HasOwnGeluErf<T>::value)
+    return T::gelu_erf(x);
+  else
+    return gelu_erf<T>(x);
 }
 
 }  // namespace gelu_vec

@@ -20,21 +20,6 @@ namespace gemm_impl {
 // K is cut into equal blocks of at most kGemmMaxBlockK rows (gemm_k_block): one block of the panel (at most
 // 192 × 64 × 4 = 48 KB) stays in L1/L2 while the row tiles pass, and C is loaded and stored once per block.
 
-// T's own erf GELU where it has one (T::kOwnGeluErf: the AVX-512 tiles' table GELU, gelu_table_avx512.h),
-// else gelu_vec's (AVX2).
-template <class T, class = void>
-struct OwnGeluErf : std::false_type {};
-template <class T>
-struct OwnGeluErf<T, std::enable_if_t<T::kOwnGeluErf>> : std::true_type {};
-
-template <class T>
-inline typename T::V gelu_erf(typename T::V x) {
-  if constexpr (OwnGeluErf<T>::value)
-    return T::gelu_erf(x);
-  else
-    return gelu_vec::gelu_erf<T>(x);
-}
-
 template <class T, int R, int NV>
 inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
   if (act == GemmAct::kRelu) {
@@ -42,7 +27,7 @@ inline void activate(GemmAct act, typename T::V (&acc)[R][NV]) {
       for (int v = 0; v < NV; ++v) acc[r][v] = T::max(acc[r][v], T::zero());
   } else if (act == GemmAct::kGeluErf) {
     for (int r = 0; r < R; ++r)
-      for (int v = 0; v < NV; ++v) acc[r][v] = gelu_erf<T>(acc[r][v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::erf_gelu_of<T>(acc[r][v]);
   } else if (act == GemmAct::kGeluTanh) {
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < NV; ++v) acc[r][v] = gelu_vec::gelu_tanh<T>(acc[r][v]);

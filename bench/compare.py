@@ -15,6 +15,12 @@ and the GEMM ceiling (oneDNN sgemm 1024^3, vitrt_gemm_ceiling) in the same run. 
 GFLOP/s, % of ceiling) or --json. vitrt_gemm_ceiling is built only where oneDNN is installed (libdnnl-dev:
 tools/setup.sh --bench, then reconfigure); without it the run goes on and reports no ceiling. Also checks vitrt's logits (`vitrt run`) against PyTorch's on the same input.
 
+--max-isa avx2: every peer on the AVX2 path of an AVX-512 CPU, the stand-in for an AVX2-only server: vitrt with
+VITRT_MAX_ISA=avx2, PyTorch with OpenBLAS's AVX2 kernel sets only (Haswell, Zen) and its oneDNN capped
+(DNNL_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2), the GEMM ceiling's oneDNN capped the same way. ONNX Runtime has no
+such cap (its MLAS picks kernels by CPUID alone), so it is skipped, saying so. The table names the CPU and the ISA
+vitrt ran.
+
 --precision bf16: vitrt runs `--precision bf16` (docs/architecture.md §7.1; the table says what ran), vitrt fp32
 is timed too for the bf16 speed-up, and PyTorch under `torch.autocast("cpu", dtype=torch.bfloat16)` joins as a
 peer (ONNX Runtime's CPU provider has no bf16, so it stays fp32). Logits are then checked against PyTorch fp32.
@@ -26,6 +32,8 @@ import os
 import subprocess
 import sys
 import time
+
+from cpu_info import cpu_and_isa, cpu_flags_and_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -217,17 +225,13 @@ def torch_env(core):
 
 
 def pick_openblas_core(a):
-    """PyTorch at its best: OpenBLAS's own core choice, or a core this CPU supports that it measures faster."""
-    flags = set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = set(next(l for l in f if l.startswith("flags")).split(":", 1)[1].split())
-    except (OSError, StopIteration):
-        pass
-    cores = ["auto"]
+    """PyTorch at its best: OpenBLAS's own core choice, or a core this CPU supports that it measures faster (with
+    --max-isa avx2: the fastest of its AVX2 cores)."""
+    _, flags = cpu_flags_and_name()
+    cores = ["auto"] if a.max_isa is None else []
     if "avx2" in flags:
         cores += ["Haswell", "Zen"]
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+    if a.max_isa is None and {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         cores += ["SkylakeX"] + (["Cooperlake"] if "avx512_bf16" in flags else [])
     speeds = {}
     for c in cores:
@@ -278,6 +282,8 @@ def main():
     ap.add_argument("--node-dir", default=None, help="folder holding node_modules/onnxruntime-node")
     ap.add_argument("--work", default=None, help="scratch folder for checkpoints/models (default BUILD/bench-work)")
     ap.add_argument("--skip", default="", help="comma list of peers to skip: torch,ort")
+    ap.add_argument("--max-isa", default=None, choices=["avx2"],
+                    help="cap vitrt, PyTorch and the GEMM ceiling to this ISA (ONNX Runtime cannot be capped: skipped)")
     ap.add_argument("--json", action="store_true")
     # worker mode
     ap.add_argument("--openblas-core", default=None,
@@ -299,6 +305,16 @@ def main():
     a.node_dir = a.node_dir or os.path.join(a.build, "bench-node")
     work = a.work or os.path.join(a.build, "bench-work")
     skip = set(filter(None, a.skip.split(",")))
+    if a.max_isa == "avx2":  # inherited by vitrt, the PyTorch workers and vitrt_gemm_ceiling
+        os.environ.update({"VITRT_MAX_ISA": "avx2", "DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                           "ATEN_CPU_CAPABILITY": "avx2"})
+        if "ort" not in skip:
+            log("compare: --max-isa avx2 skips ONNX Runtime: its CPU provider cannot be capped to AVX2")
+            skip.add("ort")
+        if a.openblas_core in ("SkylakeX", "Cooperlake"):
+            sys.exit(f"compare: --openblas-core {a.openblas_core} is an AVX-512 kernel set; --max-isa avx2 needs "
+                     "Haswell or Zen")
+    cpu, isa, _ = cpu_and_isa()
     if "torch" not in skip and not os.path.isdir(TUNED_ENV_SET["LD_LIBRARY_PATH"]):
         sys.exit("compare: %s is missing, so PyTorch would run on the reference BLAS, far from its best; "
                  "install libopenblas0-openmp (tools/setup.sh --bench) or pass --skip torch"
@@ -360,13 +376,17 @@ def main():
             r["ratio_vs_torch_bf16"] = v / r["torch_bf16"]["median_ms"]
         if "vitrt_fp32" in r:
             r["bf16_speedup"] = r["vitrt_fp32"]["median_ms"] / v
-    result = {"threads": a.threads, "precision": a.precision, "repeat": a.repeat, "warmup": a.warmup,
+    result = {"cpu": cpu, "vitrt_isa": isa, "max_isa": a.max_isa, "skipped": sorted(skip),
+              "threads": a.threads, "precision": a.precision, "repeat": a.repeat, "warmup": a.warmup,
               "gemm_ceiling_gflops": {str(k): v for k, v in ceil.items()},
               "gemm_ceiling_runs": [ceiling, ceiling2] if ceiling is not None else [], "torch_openblas_core": a.openblas_core,
               "torch_openblas_core_gflops": blas_speeds, "rows": rows}
     if a.json:
         print(json.dumps(result, indent=1, default=str))
         return
+    print(f"CPU: {cpu}; vitrt x86 ISA: {isa}" + (f" (--max-isa {a.max_isa}: PyTorch and the ceiling capped too)"
+                                                   if a.max_isa else "")
+          + (f"; skipped: {', '.join(sorted(skip))}" if skip else ""))
     if ceil:
         print(f"GEMM ceiling (oneDNN sgemm 1024^3, median of runs, best of start/end): "
               + ", ".join(f"{k} thread(s) {v:.1f} GFLOP/s" for k, v in ceil.items()))

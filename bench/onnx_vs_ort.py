@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 
+from cpu_info import cpu_and_isa
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_MODELS = ["deit_tiny", "vit_b_16", "swin_t", "convnext_tiny", "resnet50", "mobilenet_v3_large",
@@ -39,33 +41,6 @@ def median(v):
     v = sorted(v)
     n = len(v)
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
-
-
-def cpu_and_isa():
-    """The CPU's model name and the ISA vitrt's x86 backend picks on it: the rule of
-    backends/cpu/x86/cpu_features.cpp (avx512 = F+BW+VL+DQ+CD, avx2 = AVX2+FMA), capped by VITRT_MAX_ISA and
-    VITRT_FORCE_REF as backends/cpu/x86/x86_options.cpp reads them."""
-    name, flags = "unknown CPU", set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                k, _, v = line.partition(":")
-                if k.strip() == "model name" and name == "unknown CPU":
-                    name = v.strip()
-                elif k.strip() == "flags" and not flags:
-                    flags = set(v.split())
-    except OSError:
-        pass
-    order = ["none", "avx2", "avx512"]
-    isa = "none"
-    if {"avx2", "fma"} <= flags:
-        isa = "avx512" if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"} <= flags else "avx2"
-    cap = {"ref": "none"}.get(os.environ.get("VITRT_MAX_ISA", ""), os.environ.get("VITRT_MAX_ISA", ""))
-    if cap in order and order.index(cap) < order.index(isa):
-        isa = cap
-    if os.environ.get("VITRT_FORCE_REF", "0") not in ("", "0"):
-        isa = "none (VITRT_FORCE_REF)"
-    return name, isa, os.cpu_count()
 
 
 # ---------------------------------------------------------------------------------------------- preparation

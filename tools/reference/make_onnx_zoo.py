@@ -116,7 +116,8 @@ def calibrate_batchnorm(model, gen):
 def calibrate_head(model, gen):
     """Standardises the classifier's input (the last Linear's) over the calibration crops, folded into its
     weight and bias: W' = W / sigma, b' = b - W' mu. Without it every image gets the same top-1 class (ReLU'd,
-    pooled features share a large positive mean, and W mu is the same for every image)."""
+    pooled features share a large positive mean, and W mu is the same for every image). A head without a bias
+    (maxvit_t's, after a Tanh) is only scaled."""
     head = [m for m in model.modules() if isinstance(m, nn.Linear)][-1]
     feats = []
     hook = head.register_forward_pre_hook(lambda m, inp: feats.append(inp[0].detach().reshape(-1, m.in_features)))
@@ -128,7 +129,8 @@ def calibrate_head(model, gen):
         f = torch.cat(feats)
         mu, sigma = f.mean(0), f.std(0) + 1e-3
         head.weight /= sigma
-        head.bias -= head.weight @ mu
+        if head.bias is not None:
+            head.bias -= head.weight @ mu
 
 
 def sharpen_vit_attention(model, gen, factor=3.0):

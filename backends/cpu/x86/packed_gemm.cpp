@@ -11,7 +11,7 @@
 namespace vitrt {
 namespace x86 {
 
-const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile) {
+const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows) {
   if (!avx512) return gemm_kernels_avx2();
   if (tile >= 0) return gemm_kernels_avx512(tile);  // X86Options::gemm_tile: for measurements
   // The tile that pads m × n the least, preferring 6 × 64 then 8 × 48 on ties. The 14-row tile reads 14 rows
@@ -19,18 +19,26 @@ const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k
   // each other on every k, so it is only taken when it wastes clearly less. Where 512-bit FMAs run as two
   // halves (Zen 4), 6 × 64, with the fewest broadcasts of A per FMA, ran 2-15% faster than the others on
   // DeiT/SOFT/LaViT shapes at batch 8 (vitrt_gemm_compare, docs/architecture.md §7): the others must pad 15%
-  // less to be taken there.
+  // less to be taken there, and the columns are counted as the tiles compute them: fp32 panels run a last
+  // panel narrower than nr on fewer vectors (packed_gemm_impl.h's Narrow), so only whole vectors are padded
+  // (N = 96 on 6 × 64: 64 + 32 columns, not 128; 4-6% faster than 8 × 48 on Swin-T's stage-1 products).
+  // Elsewhere the count stays whole panels: that is what chose the tiles measured on Zen 5 and Intel.
   static const bool split = x86_avx512_is_split();
   const GemmKernels* best = nullptr;
   double best_cost = 0;
   for (int which : {2, 0, 1}) {
     const GemmKernels* g = gemm_kernels_avx512(which);
-    double cost = static_cast<double>((m + g->mr - 1) / g->mr * g->mr) * ((n + g->nr - 1) / g->nr * g->nr);
+    const int64_t cols = split && narrows ? (n + 15) / 16 * 16 : (n + g->nr - 1) / g->nr * g->nr;
+    double cost = static_cast<double>((m + g->mr - 1) / g->mr * g->mr) * cols;
     if (g->mr > 12 && (k * 4) % 4096 == 0) cost *= 1.6;
     if (split && which != 2) cost *= 1.15;
     if (!best || cost < best_cost) best = g, best_cost = cost;
   }
   return best;
+}
+
+const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile) {
+  return gemm_kernels_choose(avx512, m, n, k, tile, /*narrows=*/true);
 }
 
 void gemm_pack_transposed_scaled(const float* w, int64_t ldw, int64_t n, int64_t k, float scale, int nr,

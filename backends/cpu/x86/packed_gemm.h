@@ -106,6 +106,9 @@ const GemmKernels* gemm_kernels_avx2();
 // that pads m × n the least (on Zen 4 the others must pad 15% less than 6 × 64: packed_gemm.cpp), or AVX-512
 // tile `tile` (0..2) when it is not negative (X86Options::gemm_tile, for measurements).
 const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile = -1);
+// The same choice for panels whose last one runs at the full panel width when narrower (narrows = false: the
+// bf16 panels, gemm_kernels_bf16_for) or on fewer vectors (true: the fp32 panels, gemm_kernels_for).
+const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows);
 
 // Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
 // gemm_packed_floats(n, k, nr).

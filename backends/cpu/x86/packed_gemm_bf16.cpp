@@ -12,8 +12,9 @@ const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, 
   // AMX from 16 rows (one tile row; fewer would leave most of each tile's rows zero).
   if (amx && tile < 0 && m >= 16) return amx;
   // The bf16 tiles have the fp32 ones' shapes, in the same order, and a row of packed A is k_pairs * 4
-  // bytes: the fp32 choice for k_pairs weighs the same padding and the same L1 aliasing.
-  const GemmKernels* fp32 = gemm_kernels_for(true, m, n, k_pairs, tile);
+  // bytes: the fp32 choice for k_pairs weighs the same L1 aliasing; bf16 panels are computed whole, so
+  // their padding is counted in whole panels.
+  const GemmKernels* fp32 = gemm_kernels_choose(true, m, n, k_pairs, tile, /*narrows=*/false);
   for (int which = 0; which < 3; ++which)
     if (gemm_kernels_avx512(which) == fp32) return gemm_kernels_bf16(which);
   return gemm_kernels_bf16(0);

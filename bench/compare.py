@@ -231,6 +231,8 @@ def pick_openblas_core(a):
     cores = ["auto"] if a.max_isa is None else []
     if "avx2" in flags:
         cores += ["Haswell", "Zen"]
+    if not cores:
+        sys.exit("compare: --max-isa avx2 needs a CPU with AVX2 (none found in /proc/cpuinfo)")
     if a.max_isa is None and {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         cores += ["SkylakeX"] + (["Cooperlake"] if "avx512_bf16" in flags else [])
     speeds = {}
@@ -311,9 +313,9 @@ def main():
         if "ort" not in skip:
             log("compare: --max-isa avx2 skips ONNX Runtime: its CPU provider cannot be capped to AVX2")
             skip.add("ort")
-        if a.openblas_core in ("SkylakeX", "Cooperlake"):
-            sys.exit(f"compare: --openblas-core {a.openblas_core} is an AVX-512 kernel set; --max-isa avx2 needs "
-                     "Haswell or Zen")
+        if a.openblas_core is not None and a.openblas_core.lower() not in ("haswell", "zen"):
+            sys.exit(f"compare: --max-isa avx2 needs --openblas-core Haswell or Zen (OpenBLAS's AVX2 kernel sets), "
+                     f"not {a.openblas_core}")
     cpu, isa, _ = cpu_and_isa()
     if "torch" not in skip and not os.path.isdir(TUNED_ENV_SET["LD_LIBRARY_PATH"]):
         sys.exit("compare: %s is missing, so PyTorch would run on the reference BLAS, far from its best; "

@@ -15,6 +15,10 @@ Two tables, one per ISA's permute:
   avx2    N = 8,  h = 7/8,  D = 7: one 8-lane vpermps per coefficient (backends/cpu/x86/gelu_table_avx2.h)
 
 Usage: /usr/bin/python3 tools/fit_gelu_table.py [avx512|avx2]   (needs numpy; default avx512)
+
+The least-squares solve may differ in the last digit or two of the smallest coefficients (|c| < 2e-7) from one
+numpy / LAPACK build to another: gelu_table_avx512.h holds the table of the build that fitted it, within the
+same error bounds.
 """
 import math
 import sys

@@ -31,9 +31,9 @@ struct DepthwiseRow {
   int64_t ld_bf16 = 0;
 };
 
-// The AVX-512 row's erf GELU is the table one (gelu_table_avx512.h: within 9e-8·|x| of the exact GELU, closer
-// than the float formula, in about half the instructions of gelu_vec::gelu_erf; GELU(-0) is +0); the AVX2
-// row's is gelu_vec::gelu_erf.
+// Each row's erf GELU is its ISA's table one (gelu_table_avx512.h, gelu_table_avx2.h: within 9e-8·|x| of the
+// exact GELU, closer than the float formula, in about half and two thirds of the instructions of
+// gelu_vec::gelu_erf; GELU(-0) is +0).
 void depthwise_nhwc_row_avx512(const DepthwiseRow& r);
 void depthwise_nhwc_row_avx2(const DepthwiseRow& r);
 // The AVX-512 row into dst_bf16, each output rounded as gemm_bf16_pack_rows rounds it (to nearest even by

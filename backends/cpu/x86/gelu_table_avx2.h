@@ -64,8 +64,8 @@ inline __m256 gelu_erf(__m256 x) {
 
 }  // namespace gelu_table_avx2
 
-// Avx2Ops whose erf GELU is the table's, for the AVX2 GEMM epilogues (packed_gemm_impl.h's gelu_erf picks it
-// up through kOwnGeluErf) and the AVX2 channels-last depthwise row.
+// Avx2Ops whose erf GELU is the table's, for the AVX2 GEMM epilogues and the AVX2 channels-last depthwise row
+// (gelu_vec::erf_gelu_of, gelu_vec_impl.h, picks it up through kOwnGeluErf).
 struct Avx2TableGeluOps : Avx2Ops {
   static constexpr bool kOwnGeluErf = true;
   static V gelu_erf(V x) { return gelu_table_avx2::gelu_erf(x); }

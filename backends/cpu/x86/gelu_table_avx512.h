@@ -101,7 +101,7 @@ inline __m512 gelu_erf(__m512 x) {
 }  // namespace gelu_table
 
 // Avx512Ops whose erf GELU is the table's, for every AVX-512 GEMM epilogue, fp32 and bf16
-// (packed_gemm_impl.h's gelu_erf picks it up through kOwnGeluErf).
+// (gelu_vec::erf_gelu_of, gelu_vec_impl.h, picks it up through kOwnGeluErf).
 struct Avx512TableGeluOps : Avx512Ops {
   static constexpr bool kOwnGeluErf = true;
   static V gelu_erf(V x) { return gelu_table::gelu_erf(x); }

@@ -11,7 +11,8 @@
 namespace vitrt {
 namespace x86 {
 
-const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows) {
+const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows,
+                                       bool split) {
   if (!avx512) return gemm_kernels_avx2();
   if (tile >= 0) return gemm_kernels_avx512(tile);  // X86Options::gemm_tile: for measurements
   // The tile that pads m × n the least, preferring 6 × 64 then 8 × 48 on ties. The 14-row tile reads 14 rows
@@ -21,9 +22,8 @@ const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_
   // DeiT/SOFT/LaViT shapes at batch 8 (vitrt_gemm_compare, docs/architecture.md §7): the others must pad 15%
   // less to be taken there, and the columns are counted as the tiles compute them: fp32 panels run a last
   // panel narrower than nr on fewer vectors (packed_gemm_impl.h's Narrow), so only whole vectors are padded
-  // (N = 96 on 6 × 64: 64 + 32 columns, not 128; 4-6% faster than 8 × 48 on Swin-T's stage-1 products).
+  // (N = 96 on 6 × 64: 64 + 32 columns, not 128; 2.5-4.5% faster than 8 × 48 on Swin-T's stage-1 products).
   // Elsewhere the count stays whole panels: that is what chose the tiles measured on Zen 5 and Intel.
-  static const bool split = x86_avx512_is_split();
   const GemmKernels* best = nullptr;
   double best_cost = 0;
   for (int which : {2, 0, 1}) {
@@ -38,7 +38,8 @@ const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_
 }
 
 const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile) {
-  return gemm_kernels_choose(avx512, m, n, k, tile, /*narrows=*/true);
+  static const bool split = x86_avx512_is_split();
+  return gemm_kernels_choose(avx512, m, n, k, tile, /*narrows=*/true, split);
 }
 
 void gemm_pack_transposed_scaled(const float* w, int64_t ldw, int64_t n, int64_t k, float scale, int nr,

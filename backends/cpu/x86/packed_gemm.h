@@ -107,8 +107,10 @@ const GemmKernels* gemm_kernels_avx2();
 // tile `tile` (0..2) when it is not negative (X86Options::gemm_tile, for measurements).
 const GemmKernels* gemm_kernels_for(bool avx512, int64_t m, int64_t n, int64_t k, int tile = -1);
 // The same choice for panels whose last one runs at the full panel width when narrower (narrows = false: the
-// bf16 panels, gemm_kernels_bf16_for) or on fewer vectors (true: the fp32 panels, gemm_kernels_for).
-const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows);
+// bf16 panels, gemm_kernels_bf16_for) or on fewer vectors (true: the fp32 panels, gemm_kernels_for), on a CPU
+// whose 512-bit FMAs run as two halves (split: x86_avx512_is_split()) or not.
+const GemmKernels* gemm_kernels_choose(bool avx512, int64_t m, int64_t n, int64_t k, int tile, bool narrows,
+                                       bool split);
 
 // Packs row-major W [n, k] (a PyTorch Linear weight: C = A·Wᵀ) into ceil(n / nr) panels; dst holds
 // gemm_packed_floats(n, k, nr).

@@ -4,6 +4,8 @@
 // for the baseline ISA. The tiles and the run-time packing of A are in packed_gemm_avx512bf16.cpp.
 #include "backends/cpu/x86/packed_gemm_bf16.h"
 
+#include "backends/cpu/x86/x86_backend.h"
+
 namespace vitrt {
 namespace x86 {
 
@@ -14,7 +16,8 @@ const GemmKernels* gemm_kernels_bf16_for(int64_t m, int64_t n, int64_t k_pairs, 
   // The bf16 tiles have the fp32 ones' shapes, in the same order, and a row of packed A is k_pairs * 4
   // bytes: the fp32 choice for k_pairs weighs the same L1 aliasing; bf16 panels are computed whole, so
   // their padding is counted in whole panels.
-  const GemmKernels* fp32 = gemm_kernels_choose(true, m, n, k_pairs, tile, /*narrows=*/false);
+  static const bool split = x86_avx512_is_split();
+  const GemmKernels* fp32 = gemm_kernels_choose(true, m, n, k_pairs, tile, /*narrows=*/false, split);
   for (int which = 0; which < 3; ++which)
     if (gemm_kernels_avx512(which) == fp32) return gemm_kernels_bf16(which);
   return gemm_kernels_bf16(0);

@@ -69,8 +69,9 @@ void binary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
 }
 
 // gelu_vec's vector ops (gelu_vec_impl.h) on xsimd batches: the polynomial GELU of the elementwise Gelu (the
-// GEMM and depthwise epilogues use the table ones, gelu_table_avx512.h and gelu_table_avx2.h), several times
-// cheaper than xsimd's erf / tanh and as accurate as PyTorch's float32.
+// GEMM epilogues and the channels-last depthwise rows use the table ones, gelu_table_avx512.h and
+// gelu_table_avx2.h; the image-layout depthwise planes keep gelu_vec), several times cheaper than xsimd's
+// erf / tanh and as accurate as PyTorch's float32.
 template <class A>
 struct GeluOps {
   using V = VF<A>;

@@ -8,7 +8,7 @@
 #include <immintrin.h>
 
 #include "backends/cpu/x86/depthwise_nhwc_impl.h"
-#include "backends/cpu/x86/depthwise_nhwc_table_gelu.h"
+#include "backends/cpu/x86/gelu_table_avx512.h"
 #include "backends/cpu/x86/vec_avx512.h"
 
 namespace vitrt {
@@ -21,8 +21,8 @@ inline __m256i round_bf16(__m512 v) {
   return (__m256i)_mm512_cvtneps_pbh(v);
 }
 
-// The erf GELU is the table one (depthwise_nhwc_table_gelu.h), as in the fp32 row.
-struct Bf16Out : depthwise_impl::TableGeluActivation {
+// The rounded store; the activation before it is the fp32 row's (its erf GELU the table one).
+struct Bf16Out {
   template <bool Partial>
   static void store(const DepthwiseRow& r, int64_t ox, int64_t c0, __m512 v, int valid) {
     uint16_t* y = r.dst_bf16 + ox * r.ld_bf16 + c0;
@@ -42,7 +42,7 @@ struct Bf16Out : depthwise_impl::TableGeluActivation {
 }  // namespace
 
 void depthwise_nhwc_row_bf16_avx512bf16(const DepthwiseRow& r) {
-  depthwise_impl::row<Avx512Ops, 8, Bf16Out>(r);
+  depthwise_impl::row<Avx512TableGeluOps, 8, Bf16Out>(r);
 }
 
 }  // namespace x86

@@ -65,14 +65,10 @@ inline void start_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t 
 
 // Where a strip's activated vectors go. F32Out: the fp32 row r.dst [Wo, C]. The other output,
 // depthwise_nhwc_avx512bf16.cpp's bf16 one, has the same static store(r, ox, c0, v, valid): pixel ox's
-// channels [c0, c0 + W) (or `valid` of them when Partial). Out::activate applies the activation before the
-// store (F32Out: activate above; the bf16 output has its own GELU).
+// channels [c0, c0 + W) (or `valid` of them when Partial). The activation before the store is activate
+// above for both, its erf GELU T's own where T has one (the table GELUs: gelu_vec::erf_gelu_of).
 template <class T>
 struct F32Out {
-  template <int S>
-  static void activate(GemmAct act, typename T::V (&acc)[S]) {
-    depthwise_impl::activate<T, S>(act, acc);
-  }
   template <bool Partial>
   static void store(const DepthwiseRow& r, int64_t ox, int64_t c0, typename T::V v, int valid) {
     float* y = r.dst + ox * r.c + c0;
@@ -86,7 +82,7 @@ struct F32Out {
 // Activation, then the S output vectors of a strip.
 template <class T, class Out, int S, bool Partial>
 inline void store_strip(const DepthwiseRow& r, typename T::V (&acc)[S], int64_t ox0, int64_t c0, int valid) {
-  Out::template activate<S>(r.act, acc);
+  activate<T, S>(r.act, acc);
 #pragma GCC unroll 16
   for (int s = 0; s < S; ++s) Out::template store<Partial>(r, ox0 + s, c0, acc[s], valid);
 }

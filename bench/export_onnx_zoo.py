@@ -5,7 +5,9 @@ torch.onnx.export at opset 17 with a dynamic batch axis (input "input", output "
     /usr/bin/python3 bench/export_onnx_zoo.py --out DIR [NAME ...]
 
 NAME is `deit_tiny` (the project's own reference DeiT-Tiny, full depth, seeded and calibrated as
-tools/reference/make_onnx_cases.py does for its fixtures) or a torchvision 0.14 classifier (vit_b_16, swin_t,
+tools/reference/make_onnx_cases.py does for its fixtures), `hf_vit_d32` (DeiT-Tiny's size with 6 heads of 32,
+its attention written as Hugging Face's transformers writes it: tools/reference/make_onnx_hf_attention_cases.py)
+or a torchvision 0.14 classifier (vit_b_16, swin_t,
 convnext_tiny, resnet50, mobilenet_v3_large, efficientnet_b0, ...) built with weights=None (random init, no
 download), calibrated so that comparing two engines' logits means something: the models of the zoo parity
 fixture come as tools/reference/make_onnx_zoo.py builds them (BatchNorm statistics from photographs, ConvNeXt layer
@@ -32,6 +34,13 @@ SEED = 0
 
 def build(name):
     torch.manual_seed(SEED)
+    if name == "hf_vit_d32":
+        # DeiT-Tiny's size with 6 heads of 32, its attention written as Hugging Face's transformers writes it
+        # (separate q/k/v Linears, the scores divided by sqrt(32): the export keeps the Div).
+        import make_onnx_hf_attention_cases as H
+        model = H.ViT(192, 6, image=224, patch=16, depth=12, classes=1000).eval()
+        H.sharpen(model, torch.Generator().manual_seed(SEED))
+        return model
     if name == "deit_tiny":
         import vitrt_reference as R
         model = R.deit_tiny().eval()
@@ -43,7 +52,7 @@ def build(name):
         return Z.build(name, SEED)
     import torchvision
     if not hasattr(torchvision.models, name):
-        raise SystemExit(f"export_onnx_zoo: unknown model '{name}' (deit_tiny or a torchvision.models name)")
+        raise SystemExit(f"export_onnx_zoo: unknown model '{name}' (deit_tiny, hf_vit_d32 or a torchvision.models name)")
     # Not in the zoo fixture (swin_t): its BatchNorm statistics measured, any zero-initialised head drawn.
     gen = torch.Generator().manual_seed(SEED)
     model = getattr(torchvision.models, name)(weights=None).eval()
@@ -59,7 +68,8 @@ def build(name):
 def stamp():
     """Hash of the scripts that decide an export's weights: a cached export made by other versions is redone."""
     h = hashlib.sha256()
-    for f in (os.path.abspath(__file__), os.path.join(REFERENCE, "make_onnx_zoo.py")):
+    for f in (os.path.abspath(__file__), os.path.join(REFERENCE, "make_onnx_zoo.py"),
+              os.path.join(REFERENCE, "make_onnx_hf_attention_cases.py")):
         with open(f, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()

@@ -29,7 +29,7 @@ DEFAULT_MODELS = ["deit_tiny", "vit_b_16", "swin_t", "convnext_tiny", "resnet50"
 QUICK_MODELS = ["deit_tiny", "resnet50", "mobilenet_v3_large"]
 # Issue 28's targets, as vitrt time / ORT time: (batch 1 latency ratio at most, batch 8 throughput ratio at least).
 TARGETS = {"transformer": (0.8, 1.1), "convnext": (1.0, 1.0), "cnn": (1.3, 0.8)}
-FAMILY = {"deit_tiny": "transformer", "vit_b_16": "transformer", "swin_t": "transformer",
+FAMILY = {"deit_tiny": "transformer", "vit_b_16": "transformer", "swin_t": "transformer", "hf_vit_d32": "transformer",
           "convnext_tiny": "convnext"}  # everything else: cnn
 
 

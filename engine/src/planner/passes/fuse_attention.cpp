@@ -75,8 +75,9 @@ enum class ScoreTerms { kNone, kBias, kBiasMask };
 
 // Where the scalar scale multiplies: the scores (q·kᵀ)·scale; the heads of q, (q·scale)·kᵀ (torchvision's
 // Swin); or q before its head split, (q_src·scale).reshape(...) (fairseq's Linformer export, separate q, k,
-// v). kScoresDiv: the scores divided by a scalar, (q·kᵀ) / c (mlpen's LRA Linformer, c = √d; the importer
-// writes a Mul only for powers of 2), which the fused op multiplies by fl(1/c): a last-bit difference.
+// v). kScoresDiv: the scores divided by a scalar, (q·kᵀ) / c with c = √d, in any layout (Hugging Face's
+// ViT, DeiT, Swin and PVT v2 attention, mlpen's LRA Linformer; the importer writes a Mul only where c is a
+// power of 2, i.e. d = 4^k such as 64), which the fused op multiplies by fl(1/c): a last-bit difference.
 enum class ScaleAt { kScores, kQHeads, kQInput, kScoresDiv };
 
 struct AttentionPattern {
@@ -173,7 +174,6 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
   for (const auto& [layout, heads, kv_shared, kv_heads] : layouts) {
     for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput, ScaleAt::kScoresDiv}) {
       if (scale_at == ScaleAt::kQInput && layout != AttentionInputs::kSeparate) continue;
-      if (scale_at == ScaleAt::kScoresDiv && !kv_heads) continue;
       for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
         Ops ops = heads;
         if (scale_at == ScaleAt::kQHeads)

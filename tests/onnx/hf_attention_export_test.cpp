@@ -4,9 +4,10 @@
 // torch.onnx.export (fixture onnx_hf_attention_cases, tools/reference/make_onnx_hf_attention_cases.py):
 // separate query/key/value Linears (and one packed qkv case), the scores divided by sqrt(d) for head sizes
 // 32, 7, 48 and 24, where sqrt(d) is not a power of 2 and the export keeps the Div; Swin's window attention
-// adds its relative position bias and, shifted, the attention mask built in the forward pass; PVT v2's
-// reads 4 keys from its reduced grid for 64 queries. Each attention plans to one SoftmaxAttention with no
-// Softmax left, multiplying by fl(1/fl(sqrt(d))), with the score terms the block has, and on ref and cpu,
+// adds its relative position bias and, shifted, the attention mask built in the forward pass (Swin V2's
+// cosine attention the same, on separate q, k, v); PVT v2's reads 4 keys from its reduced grid for 64
+// queries. Each attention plans to one SoftmaxAttention with no Softmax left, multiplying by
+// fl(1/fl(sqrt(d))) (cosine: q and k normalised, a scale per head), with its score terms, and on ref and cpu,
 // fused and with fuse_attention disabled, the logits are within 1e-4 of PyTorch's float64 logits relative to
 // their largest magnitude, with the same argmax, at batch 1 and 2, with poisoned activations. Near misses
 // (the scalar divided by the scores, one divisor per head, a divisor of 0) stay plain ops.
@@ -50,7 +51,7 @@ void check_logits(const std::vector<float>& y, const std::vector<double>& y64, i
 
 TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAttention and matches PyTorch") {
   const std::string dir = test::export_fixture_dir("onnx_hf_attention_cases");
-  const nlohmann::json manifest = test::read_export_manifest(dir, 6);
+  const nlohmann::json manifest = test::read_export_manifest(dir, 7);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
     test::ExportedCase ec;
@@ -71,8 +72,15 @@ TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAtten
         if (n.type != OpType::kSoftmaxAttention || block >= blocks) continue;
         CAPTURE(block);
         const auto& a = std::get<SoftmaxAttentionAttrs>(n.attrs);
-        CHECK(a.scale == scale);
         CHECK_FALSE(a.scale_on_q);
+        if (c["cosine"].get<bool>()) {  // q and k normalised, one scale per head, the product's scale 1
+          CHECK(a.qk_norm);
+          CHECK(a.head_scales.size() == static_cast<size_t>(a.num_heads));
+          CHECK(a.scale == 1.0f);
+        } else {
+          CHECK_FALSE(a.qk_norm);
+          CHECK(a.scale == scale);
+        }
         const size_t layout_inputs = a.inputs == AttentionInputs::kQkvPacked ? 1 : 3;
         const std::string& t = terms[static_cast<size_t>(block)];
         CHECK(n.inputs.size() == layout_inputs + (t == "bias" ? 1 : t == "bias_mask" ? 2 : 0));

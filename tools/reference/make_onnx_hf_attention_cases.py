@@ -13,7 +13,7 @@ PyTorch's float64 ones. Run by ctest (fixture `onnx_hf_attention_cases`):
 
 Writes DIR/<case>.onnx (opset 17, dynamic batch), DIR/<case>.input.npy [2,3,32,32], DIR/<case>.logits64.npy and
 DIR/manifest.json ({"cases": {name: {"blocks": attention blocks, "head_size": d, "terms": score terms per
-block}}}).
+block, "cosine": Swin V2's cosine attention}}}).
 
 Cases (32x32 images, 5 classes, depth 2):
   vit_d32: ViT (patch 8: 16 patches + CLS = 17 tokens), width 96, 3 heads of d = 32;
@@ -25,6 +25,8 @@ Cases (32x32 images, 5 classes, depth 2):
     scores divided by sqrt(d), plus the relative position bias gathered from its table, and in the second block
     (windows shifted by 2 with torch.roll) the attention mask, built in the forward pass from the image size as
     Hugging Face builds it, added through a view [B, nW, h, N, N];
+  swinv2_d32: the same with Swin V2's cosine attention (q and k L2-normalised, a per-head logit scale) and its
+    bias table from a small MLP of relative coordinates, 16·sigmoid, as Hugging Face's Swin V2 writes them;
   pvt_d32: PVT v2's spatial-reduction attention (patch 4: 64 tokens, width 64, 2 heads of d = 32): keys and
     values from the grid reduced 4x4 by a strided conv and a LayerNorm, 4 keys for 64 queries.
 """
@@ -61,11 +63,14 @@ class SeparateAttention(nn.Module):
     def keys_of(self, x):
         return x
 
+    def product(self, q, k):
+        return torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+
     def forward(self, x, terms=None):
         q = split_heads(self.query(x), self.heads)
         kv = self.keys_of(x)
         k = split_heads(self.key(kv), self.heads)
-        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+        s = self.product(q, k)
         if terms is not None:
             s = terms(s)
         p = nn.functional.softmax(s, dim=-1)
@@ -158,10 +163,16 @@ def window_reverse(windows, w, h, wd):
 
 
 class WindowAttention(SeparateAttention):
-    def __init__(self, dim, heads, window):
+    """Swin's window attention; with `cosine`, Swin V2's: normalize(q) @ normalize(k)ᵀ times a per-head
+    exp(clamp(logit_scale)), and the bias table computed by a small MLP from relative coordinates, 16·sigmoid."""
+    def __init__(self, dim, heads, window, cosine=False):
         super().__init__(dim, heads)
-        self.window = window
+        self.window, self.cosine = window, cosine
         self.table = nn.Parameter(torch.randn((2 * window - 1) ** 2, heads))
+        if cosine:
+            self.logit_scale = nn.Parameter(torch.log(10 * torch.ones((heads, 1, 1))) + torch.randn(heads, 1, 1) * 0.3)
+            self.register_buffer("coords", torch.randn((2 * window - 1) ** 2, 2))
+            self.cpb = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, heads, bias=False))
         coords = torch.stack(torch.meshgrid(torch.arange(window), torch.arange(window), indexing="ij")).flatten(1)
         rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0).contiguous()
         rel[:, :, 0] += window - 1
@@ -169,11 +180,20 @@ class WindowAttention(SeparateAttention):
         rel[:, :, 0] *= 2 * window - 1
         self.register_buffer("index", rel.sum(-1))
 
+    def product(self, q, k):
+        if not self.cosine:
+            return super().product(q, k)
+        s = nn.functional.normalize(q, dim=-1) @ nn.functional.normalize(k, dim=-1).transpose(-2, -1)
+        return s * torch.clamp(self.logit_scale, max=math.log(1.0 / 0.01)).exp()
+
     def forward(self, x, mask=None):
         n = self.window * self.window
 
         def terms(s):
-            bias = self.table[self.index.view(-1)].view(n, n, -1).permute(2, 0, 1).contiguous()
+            table = self.cpb(self.coords) if self.cosine else self.table
+            bias = table[self.index.view(-1)].view(n, n, -1).permute(2, 0, 1).contiguous()
+            if self.cosine:
+                bias = 16 * torch.sigmoid(bias)
             s = s + bias.unsqueeze(0)
             if mask is not None:
                 windows = mask.shape[0]
@@ -184,10 +204,10 @@ class WindowAttention(SeparateAttention):
 
 
 class SwinBlock(nn.Module):
-    def __init__(self, dim, heads, window, shift):
+    def __init__(self, dim, heads, window, shift, cosine):
         super().__init__()
         self.window, self.shift = window, shift
-        self.norm1, self.attn = nn.LayerNorm(dim), WindowAttention(dim, heads, window)
+        self.norm1, self.attn = nn.LayerNorm(dim), WindowAttention(dim, heads, window, cosine)
         self.norm2, self.fc1, self.fc2 = nn.LayerNorm(dim), nn.Linear(dim, 2 * dim), nn.Linear(2 * dim, dim)
 
     def attn_mask(self, h, w):
@@ -219,10 +239,10 @@ class SwinBlock(nn.Module):
 
 
 class Swin(nn.Module):
-    def __init__(self, dim=64, heads=2, window=4):
+    def __init__(self, dim=64, heads=2, window=4, cosine=False):
         super().__init__()
         self.patch = nn.Conv2d(3, dim, 4, 4)
-        self.blocks = nn.ModuleList([SwinBlock(dim, heads, window, s) for s in (0, window // 2)])
+        self.blocks = nn.ModuleList([SwinBlock(dim, heads, window, s, cosine) for s in (0, window // 2)])
         self.norm, self.head = nn.LayerNorm(dim), nn.Linear(dim, 5)
 
     def forward(self, x):
@@ -234,14 +254,15 @@ class Swin(nn.Module):
         return self.head(self.norm(x).mean(1))
 
 
-# name -> (model factory, head size, score terms per attention block)
+# name -> (model factory, head size, score terms per attention block, cosine attention)
 CASES = {
-    "vit_d32": (lambda: ViT(96, 3), 32, ["none", "none"]),
-    "vit_d7": (lambda: ViT(21, 3), 7, ["none", "none"]),
-    "vit_1head_d48": (lambda: ViT(48, 1), 48, ["none", "none"]),
-    "packed_d24": (lambda: ViT(72, 3, packed=True), 24, ["none", "none"]),
-    "swin_d32": (lambda: Swin(), 32, ["bias", "bias_mask"]),
-    "pvt_d32": (lambda: Pvt(), 32, ["none", "none"]),
+    "vit_d32": (lambda: ViT(96, 3), 32, ["none", "none"], False),
+    "vit_d7": (lambda: ViT(21, 3), 7, ["none", "none"], False),
+    "vit_1head_d48": (lambda: ViT(48, 1), 48, ["none", "none"], False),
+    "packed_d24": (lambda: ViT(72, 3, packed=True), 24, ["none", "none"], False),
+    "swin_d32": (lambda: Swin(), 32, ["bias", "bias_mask"], False),
+    "swinv2_d32": (lambda: Swin(cosine=True), 32, ["bias", "bias_mask"], True),
+    "pvt_d32": (lambda: Pvt(), 32, ["none", "none"], False),
 }
 
 
@@ -264,7 +285,7 @@ def main():
     torch.manual_seed(20261129)
     gen = torch.Generator().manual_seed(29)
     cases = {}
-    for name, (factory, head_size, terms) in CASES.items():
+    for name, (factory, head_size, terms, cosine) in CASES.items():
         model = factory().eval()
         sharpen(model, gen)
         x = torch.randn(2, 3, 32, 32, generator=gen)
@@ -277,7 +298,7 @@ def main():
             y64 = model.double()(x.double()).numpy()
         np.save(os.path.join(args.out, f"{name}.input.npy"), x.numpy())
         np.save(os.path.join(args.out, f"{name}.logits64.npy"), y64)
-        cases[name] = {"blocks": len(terms), "head_size": head_size, "terms": terms}
+        cases[name] = {"blocks": len(terms), "head_size": head_size, "terms": terms, "cosine": cosine}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1, sort_keys=True)
 

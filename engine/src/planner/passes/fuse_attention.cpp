@@ -7,8 +7,8 @@
 //   the LRA and one_kv_head Linformer exports leave them, merged into tokens ahead of the fused op; the scale
 //   on the product or on q; with or without an added score bias, and after it Swin's shifted-window mask
 //   added per window through a view [B/nW, nW, h, N, N]; the pre-softmax scores exported when read outside;
-//   Swin V2's cosine attention, q and k of packed qkv L2-normalised and the scores scaled per head, with the
-//   same terms) -> SoftmaxAttention
+//   Swin V2's cosine attention, q and k (packed qkv or separate) L2-normalised and the scores scaled per
+//   head, with the same terms) -> SoftmaxAttention
 //   LaViT theta/psi transforms of the previous scores, softmax, ·v -> ReusedAttention
 //   LaViT permute, depthwise conv, 1x1 conv, permute, ·gamma of the previous stage's scores ->
 //   AttentionResidual SOFT's scaled q, strided-conv landmarks + LayerNorm + GELU, Gaussian kernels, Newton
@@ -111,12 +111,15 @@ Ops l2_normalize(const std::string& src, const std::string& out, bool expanded) 
   return ops;
 }
 
-// Cosine attention of packed qkv (torchvision's Swin V2; timm's writes the same ops):
-// normalize(q)·normalize(k)ᵀ times a per-head constant exp(clamp(logit_scale)) (folded by the importer), then
-// the score terms.
-Ops cosine_attention_ops(bool expanded) {
-  return unbind_heads("qkv", {"q", "k", "v"}) + l2_normalize("q", "q_n", expanded) +
-         l2_normalize("k", "k_n", expanded) +
+// Cosine attention of packed qkv (torchvision's Swin V2; timm's writes the same ops) or of separate q, k, v
+// (Hugging Face's Swin V2, its heads split by any Reshape target): normalize(q)·normalize(k)ᵀ times a
+// per-head constant exp(clamp(logit_scale)) (folded by the importer), then the score terms.
+Ops cosine_attention_ops(AttentionInputs layout, bool expanded) {
+  const Ops heads =
+      layout == AttentionInputs::kQkvPacked
+          ? unbind_heads("qkv", {"q", "k", "v"})
+          : split_heads("q_in", "q", true) + split_heads("k_in", "k", true) + split_heads("v_in", "v", true);
+  return heads + l2_normalize("q", "q_n", expanded) + l2_normalize("k", "k_n", expanded) +
          Ops{{"k_t", OpType::kTranspose, {"k_n"}, perm_is({0, 1, 3, 2})},
              {"qk", OpType::kMatMul, {"q_n", "k_t"}},
              {"scaled", OpType::kMul, {"qk", "scale"}}};
@@ -198,19 +201,20 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
       }
     }
   }
-  for (bool expanded : {true, false})
-    for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
-      Ops ops = cosine_attention_ops(expanded);
-      const std::string scores = add_score_terms(&ops, "scaled", terms);
-      out.push_back({{"cosine_attention", ops + softmax_times_v(scores), {scores}},
-                     AttentionInputs::kQkvPacked,
-                     ScaleAt::kScores,
-                     terms,
-                     scores,
-                     false,
-                     false,
-                     true});
-    }
+  for (AttentionInputs layout : {AttentionInputs::kQkvPacked, AttentionInputs::kSeparate})
+    for (bool expanded : {true, false})
+      for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
+        Ops ops = cosine_attention_ops(layout, expanded);
+        const std::string scores = add_score_terms(&ops, "scaled", terms);
+        out.push_back({{"cosine_attention", ops + softmax_times_v(scores), {scores}},
+                       layout,
+                       ScaleAt::kScores,
+                       terms,
+                       scores,
+                       false,
+                       false,
+                       true});
+      }
   return out;
 }
 

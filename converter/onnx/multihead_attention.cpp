@@ -15,13 +15,16 @@
 // The rewrite writes the same attention in timm's form, op for op as --emit primitive writes packed-qkv
 // SoftmaxAttention (converter/arch/primitive_emit.cpp), which the planner's fuse_attention matches:
 //   qkv = in_proj(x) [B,N,3C] → reshape (B,N,3,h,d) → permute (2,0,3,1,4) → slices → [B,h,N,d] each,
-//   s = (q @ kᵀ) · 2^-k, o = softmax(s) @ v → permute (0,2,1,3) → reshape (B,N,C) → out_proj.
+//   s = (q @ kᵀ) · 2^-k (or (q / c) @ kᵀ, (q · s) @ kᵀ: below), o = softmax(s) @ v → permute (0,2,1,3) →
+//   reshape (B,N,C) → out_proj.
 // Each Linear computes the same rows (one row per token, whatever the order of the rows), each MatMul the
 // same dot products in the same order ([B·h] and [B,h] are the same batch of matrices), so the values are the
 // same but for the scale: q · 2^-k · k_j and (q · k_j) · 2^-k are equal in float32 (a power of two only moves
-// the exponent) above the subnormal range. Only a power-of-two scale is taken for that reason (√d for d =
-// 4^n: ViT-B, ViT-L); any other scale, a mask added to the scores, or an intermediate read elsewhere (the
-// attention weights returned) leaves the block as it is.
+// the exponent) above the subnormal range, so a power-of-two scale (√d for d = 4^n: ViT-B, ViT-L) moves onto
+// the scores. Any other scale (q / √d for d = 80, ViT-H; 32, 48, ...: a Div by the export's constant) stays
+// on q as written, the same operation on the same elements of q, now its heads [B,h,N,d]: q_heads / c, which
+// fuse_attention takes as the op's scale on q. A mask added to the scores, or an intermediate read elsewhere
+// (the attention weights returned) leaves the block as it is.
 // torch 2 writes the same module through scaled_dot_product_attention (match_sdpa below): its data movement
 // is checked by tracing element indices, and its scores are already (q @ kᵀ) · scale (sdpa_attention.cpp).
 #include <algorithm>
@@ -44,6 +47,9 @@ bool perm_is(const Node& n, std::vector<int32_t> perm) {
 // One matched block: the tensors the timm form is built from, and every node it replaces.
 struct Block {
   int32_t x = -1, in_w = -1, in_b = -1, out_w = -1, out_b = -1, scale = -1, y = -1;
+  // Where the scale goes: the scores (a power of two), or q's heads as written, multiplied or divided.
+  bool scale_on_q = false;
+  OpType q_scale_op = OpType::kMul;
   LinearAttrs in_attrs, out_attrs;
   int64_t n = 0, c = 0, h = 0, d = 0;
   std::vector<size_t> nodes;
@@ -132,16 +138,22 @@ class MhaNormalizer {
     const Node& sm = g_.nodes[softmax];
     const int32_t axis = std::get<SoftmaxAttrs>(sm.attrs).axis;
     if ((axis != -1 && axis != 2) || s1_[sm.inputs[0]].rank != 3) return false;
-    // Scores: (q · 2^-k) @ kᵀ.
+    // Scores: (q · s) @ kᵀ or (q / c) @ kᵀ.
     const Node* qk = only(sm.inputs[0], OpType::kMatMul, b);
     if (!qk || qk->inputs.size() != 2) return false;
-    const Node* scaled = only(qk->inputs[0], OpType::kMul, b);
+    const int32_t q_scaled = qk->inputs[0];
+    const bool divided = uses_.producer_of(g_, q_scaled, OpType::kDiv) != nullptr;
+    const Node* scaled = only(q_scaled, divided ? OpType::kDiv : OpType::kMul, b);
     if (!scaled || scaled->inputs.size() != 2) return false;
-    const int side = power_of_two_scalar(scaled->inputs[1])   ? 1
-                     : power_of_two_scalar(scaled->inputs[0]) ? 0
-                                                              : -1;
+    float unused;
+    const int side = divided ? (scalar_float_constant(g_, scaled->inputs[1], &unused) ? 1 : -1)
+                     : scalar_float_constant(g_, scaled->inputs[1], &unused) ? 1
+                     : scalar_float_constant(g_, scaled->inputs[0], &unused) ? 0
+                                                                             : -1;
     if (side < 0) return false;
     b->scale = scaled->inputs[side];
+    b->scale_on_q = divided || !power_of_two_scalar(b->scale);
+    b->q_scale_op = divided ? OpType::kDiv : OpType::kMul;
     const Node* qt = only(scaled->inputs[1 - side], OpType::kTranspose, b);
     const Node* kt = only(qk->inputs[1], OpType::kTranspose, b);
     if (!qt || !kt || !perm_is(*qt, {1, 0, 2}) || !perm_is(*kt, {1, 2, 0})) return false;
@@ -422,8 +434,14 @@ class MhaNormalizer {
     }
     const int32_t kt =
         add(out, OpType::kTranspose, TransposeAttrs{{0, 1, 3, 2}}, {qkv_heads[1]}, name + ".k.transpose");
-    const int32_t qk = add(out, OpType::kMatMul, NoAttrs{}, {qkv_heads[0], kt}, name + ".qk");
-    const int32_t s = add(out, OpType::kMul, NoAttrs{}, {qk, b.scale}, name + ".scores");
+    int32_t s;
+    if (b.scale_on_q) {
+      const int32_t q = add(out, b.q_scale_op, NoAttrs{}, {qkv_heads[0], b.scale}, name + ".q.scaled");
+      s = add(out, OpType::kMatMul, NoAttrs{}, {q, kt}, name + ".qk");
+    } else {
+      const int32_t qk = add(out, OpType::kMatMul, NoAttrs{}, {qkv_heads[0], kt}, name + ".qk");
+      s = add(out, OpType::kMul, NoAttrs{}, {qk, b.scale}, name + ".scores");
+    }
     const int32_t p = add(out, OpType::kSoftmax, SoftmaxAttrs{-1}, {s}, name + ".softmax");
     const int32_t o = add(out, OpType::kMatMul, NoAttrs{}, {p, qkv_heads[2]}, name + ".pv");
     const int32_t t =

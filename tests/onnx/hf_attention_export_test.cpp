@@ -3,7 +3,8 @@
 // Attention written as Hugging Face's transformers writes it for ViT, DeiT, Swin and PVT v2, exported by
 // torch.onnx.export (fixture onnx_hf_attention_cases, tools/reference/make_onnx_hf_attention_cases.py):
 // separate query/key/value Linears (and one packed qkv case), the scores divided by sqrt(d) for head sizes
-// 32, 7, 48 and 24, where sqrt(d) is not a power of 2 and the export keeps the Div; Swin's window attention
+// 32, 7, 48 and 24, where sqrt(d) is not a power of 2 and the export keeps the Div (and q divided before the
+// product, d = 12, the op's scale on q); Swin's window attention
 // adds its relative position bias and, shifted, the attention mask built in the forward pass (Swin V2's
 // cosine attention the same, on separate q, k, v); PVT v2's reads 4 keys from its reduced grid for 64
 // queries. Each attention plans to one SoftmaxAttention with no Softmax left, multiplying by
@@ -51,7 +52,7 @@ void check_logits(const std::vector<float>& y, const std::vector<double>& y64, i
 
 TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAttention and matches PyTorch") {
   const std::string dir = test::export_fixture_dir("onnx_hf_attention_cases");
-  const nlohmann::json manifest = test::read_export_manifest(dir, 7);
+  const nlohmann::json manifest = test::read_export_manifest(dir, 8);
   for (const auto& [name, c] : manifest["cases"].items()) {
     CAPTURE(name);
     test::ExportedCase ec;
@@ -72,8 +73,9 @@ TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAtten
         if (n.type != OpType::kSoftmaxAttention || block >= blocks) continue;
         CAPTURE(block);
         const auto& a = std::get<SoftmaxAttentionAttrs>(n.attrs);
-        CHECK_FALSE(a.scale_on_q);
-        if (c["cosine"].get<bool>()) {  // q and k normalised, one scale per head, the product's scale 1
+        const std::string form = c["scale"].get<std::string>();
+        CHECK(a.scale_on_q == (form == "q"));
+        if (form == "cosine") {  // q and k normalised, one scale per head, the product's scale 1
           CHECK(a.qk_norm);
           CHECK(a.head_scales.size() == static_cast<size_t>(a.num_heads));
           CHECK(a.scale == 1.0f);

@@ -3,12 +3,13 @@
 // torch.nn.MultiheadAttention as torch.onnx.export writes it, in tiny torchvision VisionTransformers (fixture
 // onnx_mha_cases, tools/reference/make_onnx_mha_cases.py): the importer rewrites each exported self-attention
 // in the packed-qkv form (normalize_multihead_attention) where that computes the same values, and the planner
-// fuses it to SoftmaxAttention, on ref and cpu, at opsets 14 and 17. Blocks the fused op does not compute
-// stay unfused: an attention mask added to the scores, the attention weights read outside, a scale that is
-// not a power of two. The logits are within the float32-vs-float64 rule of PyTorch's at batch 1 and 2, fused
-// and unfused, and on ref the fused and unfused plans agree within the float32 rounding bound the fusion
-// tests use (tests/planner/primitive_fusion_test.cpp): 4 × how far the output moves when the input and every
-// weight move by one ulp.
+// fuses it to SoftmaxAttention, on ref and cpu, at opsets 14 and 17; with heads of 12, whose q / √12 the
+// importer keeps on q's heads, too (the op's scale on q). Blocks the fused op does not compute stay unfused:
+// an attention mask added to the scores, the attention weights read outside. The logits are within the
+// float32-vs-float64 rule of PyTorch's at batch 1 and 2, fused and unfused, and on ref the fused and unfused
+// plans agree within the float32 rounding bound the fusion tests use
+// (tests/planner/primitive_fusion_test.cpp): 4 × how far the output moves when the input and every weight
+// move by one ulp.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -13,12 +13,13 @@ PyTorch's float64 ones. Run by ctest (fixture `onnx_hf_attention_cases`):
 
 Writes DIR/<case>.onnx (opset 17, dynamic batch), DIR/<case>.input.npy [2,3,32,32], DIR/<case>.logits64.npy and
 DIR/manifest.json ({"cases": {name: {"blocks": attention blocks, "head_size": d, "terms": score terms per
-block, "cosine": Swin V2's cosine attention}}}).
+block, "scale": "scores", "q" or "cosine"}}}).
 
 Cases (32x32 images, 5 classes, depth 2):
   vit_d32: ViT (patch 8: 16 patches + CLS = 17 tokens), width 96, 3 heads of d = 32;
   vit_d7: width 21, 3 heads of d = 7;
   vit_1head_d48: width 48, one head of d = 48;
+  vit_qdiv_d12: width 48, 4 heads of d = 12, q divided by sqrt(d) before the product (as some code writes it);
   packed_d24: one qkv Linear, reshape(B, N, 3, h, d).permute(2, 0, 3, 1, 4), q, k, v = qkv[0], qkv[1], qkv[2],
     then the same Div by sqrt(d); width 72, 3 heads of d = 24;
   swin_d32: Swin's window attention (patch 4: an 8x8 grid, windows of 4x4, width 64, 2 heads of d = 32): the
@@ -54,9 +55,10 @@ def merge_heads(x):
 
 
 class SeparateAttention(nn.Module):
-    def __init__(self, dim, heads):
+    """`q_first`: q / sqrt(d) before the product instead of the scores after it."""
+    def __init__(self, dim, heads, q_first=False):
         super().__init__()
-        self.heads, self.head_size = heads, dim // heads
+        self.heads, self.head_size, self.q_first = heads, dim // heads, q_first
         self.query, self.key, self.value = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
         self.output = nn.Linear(dim, dim)
 
@@ -64,6 +66,8 @@ class SeparateAttention(nn.Module):
         return x
 
     def product(self, q, k):
+        if self.q_first:
+            return torch.matmul(q / math.sqrt(self.head_size), k.transpose(-1, -2))
         return torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
 
     def forward(self, x, terms=None):
@@ -118,13 +122,13 @@ class Block(nn.Module):
 
 class ViT(nn.Module):
     """ViT / DeiT with a CLS token (bench/export_onnx_zoo.py builds hf_vit_d32 from it at 224, depth 12)."""
-    def __init__(self, dim, heads, packed=False, image=32, patch=8, depth=2, classes=5):
+    def __init__(self, dim, heads, packed=False, image=32, patch=8, depth=2, classes=5, q_first=False):
         super().__init__()
         self.patch = nn.Conv2d(3, dim, patch, patch)
         self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
         self.pos = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, dim) * 0.5)
-        attn = PackedAttention if packed else SeparateAttention
-        self.blocks = nn.ModuleList([Block(dim, attn(dim, heads)) for _ in range(depth)])
+        attn = (lambda: PackedAttention(dim, heads)) if packed else (lambda: SeparateAttention(dim, heads, q_first))
+        self.blocks = nn.ModuleList([Block(dim, attn()) for _ in range(depth)])
         self.norm, self.head = nn.LayerNorm(dim, eps=1e-12), nn.Linear(dim, classes)
 
     def forward(self, x):
@@ -254,15 +258,17 @@ class Swin(nn.Module):
         return self.head(self.norm(x).mean(1))
 
 
-# name -> (model factory, head size, score terms per attention block, cosine attention)
+# name -> (model factory, head size, score terms per attention block, the scale's form: "scores" (the scores
+# divided by sqrt(d)), "q" (q divided by it before the product) or "cosine" (Swin V2's))
 CASES = {
-    "vit_d32": (lambda: ViT(96, 3), 32, ["none", "none"], False),
-    "vit_d7": (lambda: ViT(21, 3), 7, ["none", "none"], False),
-    "vit_1head_d48": (lambda: ViT(48, 1), 48, ["none", "none"], False),
-    "packed_d24": (lambda: ViT(72, 3, packed=True), 24, ["none", "none"], False),
-    "swin_d32": (lambda: Swin(), 32, ["bias", "bias_mask"], False),
-    "swinv2_d32": (lambda: Swin(cosine=True), 32, ["bias", "bias_mask"], True),
-    "pvt_d32": (lambda: Pvt(), 32, ["none", "none"], False),
+    "vit_d32": (lambda: ViT(96, 3), 32, ["none", "none"], "scores"),
+    "vit_d7": (lambda: ViT(21, 3), 7, ["none", "none"], "scores"),
+    "vit_1head_d48": (lambda: ViT(48, 1), 48, ["none", "none"], "scores"),
+    "vit_qdiv_d12": (lambda: ViT(48, 4, q_first=True), 12, ["none", "none"], "q"),
+    "packed_d24": (lambda: ViT(72, 3, packed=True), 24, ["none", "none"], "scores"),
+    "swin_d32": (lambda: Swin(), 32, ["bias", "bias_mask"], "scores"),
+    "swinv2_d32": (lambda: Swin(cosine=True), 32, ["bias", "bias_mask"], "cosine"),
+    "pvt_d32": (lambda: Pvt(), 32, ["none", "none"], "scores"),
 }
 
 
@@ -285,7 +291,7 @@ def main():
     torch.manual_seed(20261129)
     gen = torch.Generator().manual_seed(29)
     cases = {}
-    for name, (factory, head_size, terms, cosine) in CASES.items():
+    for name, (factory, head_size, terms, scale) in CASES.items():
         model = factory().eval()
         sharpen(model, gen)
         x = torch.randn(2, 3, 32, 32, generator=gen)
@@ -298,7 +304,7 @@ def main():
             y64 = model.double()(x.double()).numpy()
         np.save(os.path.join(args.out, f"{name}.input.npy"), x.numpy())
         np.save(os.path.join(args.out, f"{name}.logits64.npy"), y64)
-        cases[name] = {"blocks": len(terms), "head_size": head_size, "terms": terms, "cosine": cosine}
+        cases[name] = {"blocks": len(terms), "head_size": head_size, "terms": terms, "scale": scale}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1, sort_keys=True)
 

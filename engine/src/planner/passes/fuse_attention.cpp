@@ -78,7 +78,10 @@ enum class ScoreTerms { kNone, kBias, kBiasMask };
 // v). kScoresDiv: the scores divided by a scalar, (q·kᵀ) / c with c = √d, in any layout (Hugging Face's
 // ViT, DeiT, Swin and PVT v2 attention, mlpen's LRA Linformer; the importer writes a Mul only where c is a
 // power of 2, i.e. d = 4^k such as 64), which the fused op multiplies by fl(1/c): a last-bit difference.
-enum class ScaleAt { kScores, kQHeads, kQInput, kScoresDiv };
+// kQHeadsDiv: the heads of q divided by a scalar, (q / c)·kᵀ (nn.MultiheadAttention's export for a head size
+// whose √d is not a power of 2, rewritten by the importer; code that scales q so), which the fused op takes
+// as the scale on q, fl(1/c): a last-bit difference in each element of q.
+enum class ScaleAt { kScores, kQHeads, kQInput, kScoresDiv, kQHeadsDiv };
 
 struct AttentionPattern {
   Pattern pattern;
@@ -175,13 +178,16 @@ std::vector<AttentionPattern> softmax_attention_patterns() {
       // rewrite's completion then merges it into tokens once.
       {AttentionInputs::kSeparate, split_heads("q_in", "q", true) + k_t, false, true}};
   for (const auto& [layout, heads, kv_shared, kv_heads] : layouts) {
-    for (ScaleAt scale_at : {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput, ScaleAt::kScoresDiv}) {
+    for (ScaleAt scale_at :
+         {ScaleAt::kScores, ScaleAt::kQHeads, ScaleAt::kQInput, ScaleAt::kScoresDiv, ScaleAt::kQHeadsDiv}) {
       if (scale_at == ScaleAt::kQInput && layout != AttentionInputs::kSeparate) continue;
       for (ScoreTerms terms : {ScoreTerms::kNone, ScoreTerms::kBias, ScoreTerms::kBiasMask}) {
         Ops ops = heads;
-        if (scale_at == ScaleAt::kQHeads)
-          ops = ops +
-                Ops{{"q_scaled", OpType::kMul, {"q", "scale"}}, {"qk", OpType::kMatMul, {"q_scaled", "k_t"}}};
+        if (scale_at == ScaleAt::kQHeads || scale_at == ScaleAt::kQHeadsDiv)
+          ops =
+              ops +
+              Ops{{"q_scaled", scale_at == ScaleAt::kQHeadsDiv ? OpType::kDiv : OpType::kMul, {"q", "scale"}},
+                  {"qk", OpType::kMatMul, {"q_scaled", "k_t"}}};
         else if (scale_at == ScaleAt::kQInput)
           ops = ops + Ops{{"q_in", OpType::kMul, {"q_src", "scale"}}, {"qk", OpType::kMatMul, {"q", "k_t"}}};
         else
@@ -518,7 +524,8 @@ bool kv_heads_fit(const Graph& g, const Match& m, const AttentionPattern& ap, in
 
 // The scale as the fused op multiplies it: the scalar factor, or fl(1/c) for a division by a scalar c.
 bool attention_scale_of(const Graph& g, const Match& m, ScaleAt at, float* scale) {
-  if (at != ScaleAt::kScoresDiv) return scalar_constant(g, m.tensor("scale"), scale);
+  if (at != ScaleAt::kScoresDiv && at != ScaleAt::kQHeadsDiv)
+    return scalar_constant(g, m.tensor("scale"), scale);
   float c;
   if (!scalar_constant(g, m.tensor("scale"), &c) || !std::isfinite(c) || c == 0) return false;
   *scale = 1.0f / c;
@@ -566,7 +573,8 @@ bool rewrite_softmax_attention(const Graph& g, const GraphIndex& index, const Ma
   if (ap.terms == ScoreTerms::kBiasMask && !window_mask_of(g, m, windows)) return false;
   a.num_heads = static_cast<int32_t>(h);
   a.inputs = ap.layout;
-  a.scale_on_q = ap.scale_at == ScaleAt::kQHeads || ap.scale_at == ScaleAt::kQInput;
+  a.scale_on_q = ap.scale_at == ScaleAt::kQHeads || ap.scale_at == ScaleAt::kQInput ||
+                 ap.scale_at == ScaleAt::kQHeadsDiv;
   fused->type = OpType::kSoftmaxAttention;
   fused->attrs = a;
   switch (ap.layout) {

@@ -121,6 +121,10 @@ int parse_and_convert(int argc, const char* const* argv, std::ostream& out, std:
   app.add_option("--labels", opt.labels_path,
                  "class labels, one per line, one per class (default: class_0, class_1, ...); a regular file "
                  "of at most 16 MiB");
+  app.add_option(
+      "--onnx-output", opt.onnx_output,
+      "ONNX: the graph output the model computes, by name (default: the first; a vitrt model has one "
+      "output, and only the nodes it needs are imported)");
   app.add_option("--image-size", opt.image_size,
                  "input side the model is built for, 1-65536 (default: the checkpoint's)")
       ->check(side);

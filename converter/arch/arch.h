@@ -19,6 +19,7 @@ struct ConvertOptions {
   int64_t landmarks = 0;              // Nyströmformer's m where the checkpoint args do not say; 0: not given
   std::string nystrom_init = "auto";  // auto (the official "original", global) | global | per_head
   std::string pool = "auto";          // ViT/DeiT head: auto (the class token, else the mean) | token | mean
+  std::string onnx_output;            // ONNX: the graph output the model computes ("": the first)
   // Preprocessing overrides; 0 / empty keeps the default (checkpoint args, else the family's eval pipeline).
   int resize = 0;
   int crop = 0;

@@ -191,6 +191,9 @@ namespace {
 
 Status convert_impl(const Checkpoint& ckpt, const ConvertOptions& opt, Graph* out, std::string* log) {
   VITRT_RETURN_IF_ERROR(check_options(opt));
+  if (!opt.onnx_output.empty())
+    return invalid_argument("--onnx-output '" + opt.onnx_output +
+                            "' applies to ONNX models; this is a checkpoint");
   std::vector<std::string> labels;
   if (!opt.labels_path.empty()) VITRT_RETURN_IF_ERROR(read_labels_file(opt.labels_path, &labels));
   std::string arch = opt.arch;

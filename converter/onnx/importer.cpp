@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <new>
+#include <unordered_map>
 
 #include "common/checked_math.h"
 #include "ir/shape_propagation.h"
@@ -159,6 +160,34 @@ Status import_node(ImportContext& cx, int i, int* folded_count, int* patterns, s
   return Status::Ok();
 }
 
+// The nodes the graph output `name` depends on (flags by node index). False when no graph output is named so.
+bool nodes_for_output(const onnx::GraphProto& g, const std::string& name, std::vector<bool>* needed) {
+  bool found = false;
+  for (const auto& o : g.output()) found = found || o.name() == name;
+  if (!found) return false;
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const std::string& v : g.node(i).output())
+      if (!v.empty()) producer[v] = i;
+  needed->assign(static_cast<size_t>(g.node_size()), false);
+  std::vector<std::string> work = {name};
+  while (!work.empty()) {
+    const auto it = producer.find(work.back());
+    work.pop_back();
+    if (it == producer.end() || (*needed)[it->second]) continue;
+    (*needed)[it->second] = true;
+    for (const std::string& v : g.node(it->second).input())
+      if (!v.empty()) work.push_back(v);
+  }
+  return true;
+}
+
+std::string output_names(const onnx::GraphProto& g) {
+  std::string s;
+  for (const auto& o : g.output()) s += (s.empty() ? "'" : ", '") + o.name() + "'";
+  return s.empty() ? "none" : s;
+}
+
 // `release`: the model's graph, whose initializer data is freed as it is converted (nullptr keeps it).
 Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, const OnnxImportOptions& o,
                    Graph* out, std::string* log) {
@@ -167,6 +196,10 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
   *log += "onnx: opset " + std::to_string(opset) + ", producer '" + model.producer_name() + " " +
           model.producer_version() + "', " + std::to_string(g.node_size()) + " nodes, " +
           std::to_string(g.initializer_size()) + " initializers\n";
+  std::vector<bool> needed;  // empty: every node
+  if (!o.output.empty() && !nodes_for_output(g, o.output, &needed))
+    return invalid_argument("--onnx-output '" + o.output +
+                            "': the graph has no output of that name (its outputs: " + output_names(g) + ")");
   ImportContext cx(g, opset);
   VITRT_RETURN_IF_ERROR(check_opset_forms(cx));
   cx.external().model_dir = o.model_dir;
@@ -175,11 +208,13 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
   VITRT_RETURN_IF_ERROR(prefold(cx));
   int folded_count = 0, patterns = 0;
   for (int i = 0; i < g.node_size(); ++i) {
-    if (!cx.consumed(i)) VITRT_RETURN_IF_ERROR(import_node(cx, i, &folded_count, &patterns, log));
+    if (!cx.consumed(i) && (needed.empty() || needed[static_cast<size_t>(i)]))
+      VITRT_RETURN_IF_ERROR(import_node(cx, i, &folded_count, &patterns, log));
     cx.release_constants_read_last_by(i);
   }
   Graph& ir = cx.ir();
   for (const auto& o_ : g.output()) {
+    if (!o.output.empty() && o_.name() != o.output) continue;
     OnnxValue* v = cx.find(o_.name());
     if (!v) return bad_input("graph output '" + o_.name() + "' is never produced");
     if (v->is_const)
@@ -246,8 +281,21 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
   io.image_size = opt.image_size;
   const size_t slash = path.find_last_of('/');
   io.model_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  // A vitrt model computes one output: the one named, else the first; the others are not imported.
+  const onnx::GraphProto& graph = model.graph();
+  io.output = opt.onnx_output;
+  if (io.output.empty() && graph.output_size() > 1) io.output = graph.output(0).name();
+  std::string kept;  // logged once the import has found the output
+  if (graph.output_size() > 1) {
+    std::string dropped;
+    for (const auto& o : graph.output())
+      if (o.name() != io.output) dropped += (dropped.empty() ? "'" : ", '") + o.name() + "'";
+    kept = "onnx: the model keeps the graph output '" + io.output + "' (--onnx-output picks another); not " +
+           "imported: " + dropped + "\n";
+  }
   Graph g;
   VITRT_RETURN_IF_ERROR(import_onnx_releasing(&model, io, &g, log));
+  *log += kept;
   const int64_t opset = onnx_opset(model);
   model.Clear();  // the rest of the model: names, nodes, attributes
 

@@ -27,6 +27,9 @@ struct OnnxImportOptions {
   std::map<std::string, const onnx::TensorProto*> constant_inputs;
   // Directory for external data ("" refuses external data).
   std::string model_dir;
+  // The one graph output to import, by name ("": every output). Only the nodes it depends on are imported,
+  // so another output computed by an op vitrt lacks does not stand in the way.
+  std::string output;
 };
 
 // The import itself. `log` receives notes (opset, producer, resolved dims).

@@ -6,15 +6,22 @@
 
 namespace vitrt::convert {
 
-ImportContext::ImportContext(const onnx::GraphProto& graph, int64_t opset)
-    : graph_(graph), opset_(opset), consumed_(static_cast<size_t>(graph.node_size()), false) {
-  for (int i = 0; i < graph.node_size(); ++i)
+ImportContext::ImportContext(const onnx::GraphProto& graph, int64_t opset, std::vector<bool> needed,
+                             const std::string& output)
+    : graph_(graph),
+      opset_(opset),
+      consumed_(static_cast<size_t>(graph.node_size()), false),
+      needed_(std::move(needed)) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!imports(i)) continue;
     for (const std::string& in : graph.node(i).input())
       if (!in.empty()) {
         auto& list = consumers_[in];
         if (list.empty() || list.back() != i) list.push_back(i);
       }
-  for (const auto& o : graph.output()) outputs_.push_back(o.name());
+  }
+  for (const auto& o : graph.output())
+    if (output.empty() || o.name() == output) outputs_.push_back(o.name());
   for (int i = 0; i < graph.node_size(); ++i)
     for (const std::string& out : graph.node(i).output())
       if (!out.empty()) producer_.emplace(out, i);

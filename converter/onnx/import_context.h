@@ -18,7 +18,14 @@ namespace vitrt::convert {
 
 class ImportContext {
  public:
-  ImportContext(const onnx::GraphProto& graph, int64_t opset);
+  // `needed`: the nodes to import (by index; empty: all) and `output`, the one graph output they compute ("":
+  // every output), as OnnxImportOptions::output selects them; the nodes left out neither consume values nor
+  // make their outputs graph outputs for the patterns' single-reader checks.
+  ImportContext(const onnx::GraphProto& graph, int64_t opset, std::vector<bool> needed = {},
+                const std::string& output = "");
+
+  // Whether node i is imported (OnnxImportOptions::output).
+  bool imports(int i) const { return needed_.empty() || needed_[static_cast<size_t>(i)]; }
 
   const onnx::GraphProto& onnx_graph() const { return graph_; }
   int64_t opset() const { return opset_; }
@@ -107,6 +114,7 @@ class ImportContext {
   std::map<std::string, std::vector<int>> consumers_;
   std::map<std::string, int> producer_;
   std::vector<bool> consumed_;
+  std::vector<bool> needed_;
   std::vector<std::string> outputs_;
   ExternalDataContext ext_;
   int64_t static_batch_ = 0;

@@ -116,7 +116,7 @@ Status prefold(ImportContext& cx) {
   const auto& g = cx.onnx_graph();
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (n.op_type() == "Shape" || n.op_type() == "Size") continue;
+    if (!cx.imports(i) || n.op_type() == "Shape" || n.op_type() == "Size") continue;
     bool all_const = true;
     for (const std::string& in : n.input()) {
       if (in.empty()) continue;
@@ -165,10 +165,10 @@ bool nodes_for_output(const onnx::GraphProto& g, const std::string& name, std::v
   bool found = false;
   for (const auto& o : g.output()) found = found || o.name() == name;
   if (!found) return false;
-  std::unordered_map<std::string, int> producer;
+  std::unordered_map<std::string, int> producer;  // the first producer, as ImportContext takes it
   for (int i = 0; i < g.node_size(); ++i)
     for (const std::string& v : g.node(i).output())
-      if (!v.empty()) producer[v] = i;
+      if (!v.empty()) producer.emplace(v, i);
   needed->assign(static_cast<size_t>(g.node_size()), false);
   std::vector<std::string> work = {name};
   while (!work.empty()) {
@@ -200,7 +200,7 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
   if (!o.output.empty() && !nodes_for_output(g, o.output, &needed))
     return invalid_argument("--onnx-output '" + o.output +
                             "': the graph has no output of that name (its outputs: " + output_names(g) + ")");
-  ImportContext cx(g, opset);
+  ImportContext cx(g, opset, std::move(needed), o.output);
   VITRT_RETURN_IF_ERROR(check_opset_forms(cx));
   cx.external().model_dir = o.model_dir;
   VITRT_RETURN_IF_ERROR(bind_initializers(cx, g, release));
@@ -208,13 +208,13 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
   VITRT_RETURN_IF_ERROR(prefold(cx));
   int folded_count = 0, patterns = 0;
   for (int i = 0; i < g.node_size(); ++i) {
-    if (!cx.consumed(i) && (needed.empty() || needed[static_cast<size_t>(i)]))
+    if (!cx.consumed(i) && cx.imports(i))
       VITRT_RETURN_IF_ERROR(import_node(cx, i, &folded_count, &patterns, log));
     cx.release_constants_read_last_by(i);
   }
   Graph& ir = cx.ir();
   for (const auto& o_ : g.output()) {
-    if (!o.output.empty() && o_.name() != o.output) continue;
+    if (!o.output.empty() && (o_.name() != o.output || !ir.outputs.empty())) continue;  // one, named
     OnnxValue* v = cx.find(o_.name());
     if (!v) return bad_input("graph output '" + o_.name() + "' is never produced");
     if (v->is_const)
@@ -281,17 +281,21 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
   io.image_size = opt.image_size;
   const size_t slash = path.find_last_of('/');
   io.model_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  // A vitrt model computes one output: the one named, else the first; the others are not imported.
+  // A vitrt model computes one output: the one named, else the first; only the nodes it needs are imported.
   const onnx::GraphProto& graph = model.graph();
   io.output = opt.onnx_output;
-  if (io.output.empty() && graph.output_size() > 1) io.output = graph.output(0).name();
+  if (io.output.empty() && graph.output_size() > 0) {
+    io.output = graph.output(0).name();
+    if (io.output.empty()) return bad_input("'" + path + "': the graph's first output has no name");
+  }
   std::string kept;  // logged once the import has found the output
   if (graph.output_size() > 1) {
     std::string dropped;
     for (const auto& o : graph.output())
       if (o.name() != io.output) dropped += (dropped.empty() ? "'" : ", '") + o.name() + "'";
-    kept = "onnx: the model keeps the graph output '" + io.output + "' (--onnx-output picks another); not " +
-           "imported: " + dropped + "\n";
+    kept = "onnx: the model keeps the graph output '" + io.output + "'" +
+           (opt.onnx_output.empty() ? " (--onnx-output picks another)" : "") +
+           "; not imported: " + (dropped.empty() ? "none" : dropped) + "\n";
   }
   Graph g;
   VITRT_RETURN_IF_ERROR(import_onnx_releasing(&model, io, &g, log));

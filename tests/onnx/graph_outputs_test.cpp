@@ -4,7 +4,7 @@
 // --onnx-output names (ConvertOptions::onnx_output), says in its log which outputs it leaves out, and
 // imports only the nodes the kept output needs: an output computed by an op vitrt lacks (Celu) does not stand
 // in the way of another. A name the graph does not have is refused listing the outputs it has; the option on
-// a checkpoint is refused too.
+// a checkpoint is refused too. Nodes nothing kept reads are not imported even with one output.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -106,6 +106,39 @@ TEST_CASE(
     CHECK_MESSAGE(st.message().find("--onnx-output 'features': the graph has no output of that name (its "
                                     "outputs: 'logits', 'aux', 'gate')") != std::string::npos,
                   st.message());
+  }
+  SUBCASE("a dropped branch that folds constants badly, a dead node and a repeated output name") {
+    // aux2 = x + Reshape(a 6-element constant to [4,4]): folding it is an error, but nothing kept needs it;
+    // a Celu whose result nothing reads; logits listed twice among the outputs.
+    onnx::ModelProto m = test::model_with_input({3, 4, 4});
+    onnx::GraphProto* g = m.mutable_graph();
+    g->mutable_output(0)->set_name("logits");
+    g->add_output()->set_name("aux2");
+    g->add_output()->set_name("logits");
+    *g->add_initializer() = test::float_tensor("six", {6}, {1, 2, 3, 4, 5, 6});
+    *g->add_initializer() = test::int_tensor("shape44", {2}, {4, 4});
+    test::add_node(g, "Relu", {"x"}, {"r"});
+    test::add_node(g, "GlobalAveragePool", {"r"}, {"pooled"});
+    test::add_node(g, "Flatten", {"pooled"}, {"logits"});
+    test::add_node(g, "Reshape", {"six", "shape44"}, {"bad"});
+    test::add_node(g, "Add", {"x", "bad"}, {"aux2"});
+    test::add_node(g, "Celu", {"x"}, {"unread"});
+    const std::string p2 = (dir.path / "dropped_branch.onnx").string();
+    {
+      std::ofstream f(p2, std::ios::binary);
+      REQUIRE(m.SerializeToOstream(&f));
+    }
+    Graph out;
+    std::string log;
+    const Status st = convert::convert_onnx_file(p2, convert::ConvertOptions{}, &out, &log);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    CHECK(out.outputs.size() == 1);
+    CHECK(out.nodes.size() == 3);  // Relu, pool, flatten
+    convert::ConvertOptions o;
+    o.onnx_output = "aux2";
+    const Status bad = convert::convert_onnx_file(p2, o, &out, &log);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_MESSAGE(bad.message().find("Reshape") != std::string::npos, bad.message());
   }
   SUBCASE("on a checkpoint") {
     convert::ConvertOptions o;

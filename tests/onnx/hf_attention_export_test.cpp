@@ -4,14 +4,14 @@
 // torch.onnx.export (fixture onnx_hf_attention_cases, tools/reference/make_onnx_hf_attention_cases.py):
 // separate query/key/value Linears (and one packed qkv case), the scores divided by sqrt(d) for head sizes
 // 32, 7, 48 and 24, where sqrt(d) is not a power of 2 and the export keeps the Div (and q divided before the
-// product, d = 12, the op's scale on q); Swin's window attention
-// adds its relative position bias and, shifted, the attention mask built in the forward pass (Swin V2's
-// cosine attention the same, on separate q, k, v); PVT v2's reads 4 keys from its reduced grid for 64
-// queries. Each attention plans to one SoftmaxAttention with no Softmax left, multiplying by
-// fl(1/fl(sqrt(d))) (cosine: q and k normalised, a scale per head), with its score terms, and on ref and cpu,
-// fused and with fuse_attention disabled, the logits are within 1e-4 of PyTorch's float64 logits relative to
-// their largest magnitude, with the same argmax, at batch 1 and 2, with poisoned activations. Near misses
-// (the scalar divided by the scores, one divisor per head, a divisor of 0) stay plain ops.
+// product, d = 12: the op's scale on q); Swin's window attention adds its relative position bias and,
+// shifted, the attention mask built in the forward pass (Swin V2's cosine attention the same, on separate q,
+// k, v); PVT v2's reads 4 keys from its reduced grid for 64 queries. Each attention plans to one
+// SoftmaxAttention with no Softmax left, multiplying by fl(1/fl(sqrt(d))) (cosine: q and k normalised, a
+// scale per head), with its score terms, and on ref and cpu, fused and with fuse_attention disabled, the
+// logits are within 1e-4 of PyTorch's float64 logits relative to their largest magnitude, with the same
+// argmax, at batch 1 and 2, with poisoned activations. Near misses (the scalar divided by the scores or by q,
+// one divisor per head, a divisor of 0) stay plain ops.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -100,67 +100,78 @@ TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAtten
   }
 }
 
-// Near misses in vit_d32's export: the first block's Div changed so that it no longer is SoftmaxAttention's
-// arithmetic stays plain ops (the second block still fuses), and the plan computes what the unfused graph
-// does.
+// Near misses, in vit_d32's export (the scores divided) and vit_qdiv_d12's (q divided): the first block's
+// Div changed so that it no longer is SoftmaxAttention's arithmetic stays plain ops (the second block still
+// fuses), and the plan computes what the unfused graph does.
 TEST_CASE("Hugging Face style attention near misses stay unfused") {
   const std::string dir = test::export_fixture_dir("onnx_hf_attention_cases");
-  Graph base;
-  std::string log;
-  Status st = convert::convert_onnx_file(dir + "/vit_d32.onnx", convert::ConvertOptions{}, &base, &log);
-  REQUIRE_MESSAGE(st.ok(), st.message());
-  std::vector<float> x;
-  std::vector<int64_t> xs;
-  REQUIRE(read_npy_f32(dir + "/vit_d32.input.npy", &x, &xs).ok());
-  // Block 0's scores / sqrt(32): the first Div by a scalar constant.
-  auto first_div = [](const Graph& g) {
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node& n = g.nodes[i];
-      if (n.type == OpType::kDiv && n.inputs.size() == 2 && g.tensors[n.inputs[1]].is_constant &&
-          g.tensors[n.inputs[1]].shape.numel() == 1)
-        return static_cast<int>(i);
-    }
-    return -1;
+  struct Form {
+    const char* name;
+    int64_t heads, d;
   };
-  REQUIRE(first_div(base) >= 0);
-  REQUIRE(*base.tensors[base.nodes[first_div(base)].inputs[1]].f32() == std::sqrt(32.0f));
-  const std::map<std::string, std::function<void(Graph&)>> edits = {
-      {"the scalar divided by the scores",
-       [&](Graph& g) {
-         Node& n = g.nodes[first_div(g)];
-         std::swap(n.inputs[0], n.inputs[1]);
-       }},
-      {"one divisor per head",
-       [&](Graph& g) {
-         Node& n = g.nodes[first_div(g)];
-         n.inputs[1] = g.add_constant("per_head", Shape{1, 3, 1, 1}, {5.0f, std::sqrt(32.0f), 6.5f});
-       }},
-      {"a divisor of 0",
-       [&](Graph& g) {
-         Node& n = g.nodes[first_div(g)];
-         n.inputs[1] = g.add_constant("zero", Shape{1}, {0.0f});
-       }},
-  };
-  for (const auto& [what, edit] : edits) {
-    CAPTURE(what);
-    Graph g = base;
-    edit(g);
-    std::vector<uint8_t> bytes;
-    auto model = test::load_graph(g, &bytes);
-    auto fused = test::make_session(model, "ref", 2);
-    auto unfused = test::make_session(model, "ref", 2, "fuse_attention");
-    const auto ops = test::planned_ops(*fused);
-    CHECK_MESSAGE((ops.count("SoftmaxAttention") && ops.at("SoftmaxAttention") == 1), test::ops_str(ops));
-    const std::vector<float> y = test::run_batch(*fused, x, 2), yu = test::run_batch(*unfused, x, 2);
-    double largest = 0, err = 0;
-    bool same_nans = true;  // a divisor of 0 makes the scores infinite and the logits NaN in both plans
-    for (size_t i = 0; i < y.size(); ++i) {
-      same_nans = same_nans && std::isnan(y[i]) == std::isnan(yu[i]);
-      if (std::isnan(yu[i])) continue;
-      largest = std::fmax(largest, std::fabs(yu[i]));
-      err = std::fmax(err, std::fabs(y[i] - yu[i]));
+  for (const Form& form : {Form{"vit_d32", 3, 32}, Form{"vit_qdiv_d12", 4, 12}}) {
+    CAPTURE(form.name);
+    Graph base;
+    std::string log;
+    Status st =
+        convert::convert_onnx_file(dir + "/" + form.name + ".onnx", convert::ConvertOptions{}, &base, &log);
+    REQUIRE_MESSAGE(st.ok(), st.message());
+    std::vector<float> x;
+    std::vector<int64_t> xs;
+    REQUIRE(read_npy_f32(dir + "/" + form.name + ".input.npy", &x, &xs).ok());
+    // Block 0's scores (or q) / sqrt(d): the first Div by a scalar constant.
+    auto first_div = [](const Graph& g) {
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        if (n.type == OpType::kDiv && n.inputs.size() == 2 && g.tensors[n.inputs[1]].is_constant &&
+            g.tensors[n.inputs[1]].shape.numel() == 1)
+          return static_cast<int>(i);
+      }
+      return -1;
+    };
+    REQUIRE(first_div(base) >= 0);
+    const float root_d = std::sqrt(static_cast<float>(form.d));
+    REQUIRE(*base.tensors[base.nodes[first_div(base)].inputs[1]].f32() == root_d);
+    std::vector<float> per_head(static_cast<size_t>(form.heads), root_d);
+    per_head[0] = 5.0f;
+    const std::map<std::string, std::function<void(Graph&)>> edits = {
+        {"the scalar divided by the scores (or q)",
+         [&](Graph& g) {
+           Node& n = g.nodes[first_div(g)];
+           std::swap(n.inputs[0], n.inputs[1]);
+         }},
+        {"one divisor per head",
+         [&](Graph& g) {
+           Node& n = g.nodes[first_div(g)];
+           n.inputs[1] = g.add_constant("per_head", Shape{1, form.heads, 1, 1}, per_head);
+         }},
+        {"a divisor of 0",
+         [&](Graph& g) {
+           Node& n = g.nodes[first_div(g)];
+           n.inputs[1] = g.add_constant("zero", Shape{1}, {0.0f});
+         }},
+    };
+    for (const auto& [what, edit] : edits) {
+      CAPTURE(what);
+      Graph g = base;
+      edit(g);
+      std::vector<uint8_t> bytes;
+      auto model = test::load_graph(g, &bytes);
+      auto fused = test::make_session(model, "ref", 2);
+      auto unfused = test::make_session(model, "ref", 2, "fuse_attention");
+      const auto ops = test::planned_ops(*fused);
+      CHECK_MESSAGE((ops.count("SoftmaxAttention") && ops.at("SoftmaxAttention") == 1), test::ops_str(ops));
+      const std::vector<float> y = test::run_batch(*fused, x, 2), yu = test::run_batch(*unfused, x, 2);
+      double largest = 0, err = 0;
+      bool same_nans = true;  // a divisor of 0 makes the scores infinite and the logits NaN in both plans
+      for (size_t i = 0; i < y.size(); ++i) {
+        same_nans = same_nans && std::isnan(y[i]) == std::isnan(yu[i]);
+        if (std::isnan(yu[i])) continue;
+        largest = std::fmax(largest, std::fabs(yu[i]));
+        err = std::fmax(err, std::fabs(y[i] - yu[i]));
+      }
+      CHECK(same_nans);
+      CHECK(err <= 1e-5 * largest);
     }
-    CHECK(same_nans);
-    CHECK(err <= 1e-5 * largest);
   }
 }

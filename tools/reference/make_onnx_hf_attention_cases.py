@@ -4,9 +4,9 @@
 """ONNX fixtures of attention written the way Hugging Face's transformers writes it for ViT, DeiT, Swin and
 PVT v2 (our own small modules with the same arithmetic; the transformers package is not in Debian): separate
 query, key and value Linears, heads split by view(x.size()[:-1] + (h, d)).permute(0, 2, 1, 3), the scores
-q @ k.transpose(-1, -2) divided by math.sqrt(d), softmax, @ v, permute back and view. For a head size that is
-not a power of 4 (32, 48, 7, ...) sqrt(d) is not a power of 2, so the export keeps a Div (with d = 64 it would be
-a multiply by 0.125). The test checks that each attention plans to one SoftmaxAttention and that the logits match
+q @ k.transpose(-1, -2) divided by math.sqrt(d), softmax, @ v, permute back and view. torch exports a Div; for a
+head size that is not a power of 4 (32, 48, 7, ...) sqrt(d) is not a power of 2 and the importer keeps it (for
+d = 64 it writes a multiply by 0.125). The test checks that each attention plans to one SoftmaxAttention and that the logits match
 PyTorch's float64 ones. Run by ctest (fixture `onnx_hf_attention_cases`):
 
     /usr/bin/python3 tools/reference/make_onnx_hf_attention_cases.py --out build/fixtures/onnx_hf_attention_cases

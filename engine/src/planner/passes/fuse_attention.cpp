@@ -529,7 +529,7 @@ bool attention_scale_of(const Graph& g, const Match& m, ScaleAt at, float* scale
   float c;
   if (!scalar_constant(g, m.tensor("scale"), &c) || !std::isfinite(c) || c == 0) return false;
   *scale = 1.0f / c;
-  return std::isfinite(*scale);
+  return std::isnormal(*scale);  // a subnormal 1/c (|c| > 2^126) would lose more than the last bit
 }
 
 // Cosine attention's terms (cosine_attention_ops) as the fused op takes them: one clip bound for q and k (the

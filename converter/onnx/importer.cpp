@@ -40,6 +40,31 @@ Status bind_initializers(ImportContext& cx, const onnx::GraphProto& g, onnx::Gra
   return Status::Ok();
 }
 
+// The channels of a 4-D image input whose dimension 1 is symbolic (Hugging Face optimum's exports name it
+// 'num_channels'), read from the Convs that take the input as their data: weight [O, C/group, kH, kW] times
+// the group. 0 when no Conv with an initializer weight reads it or two disagree.
+int64_t channels_from_convs(const onnx::GraphProto& g, const std::string& input, std::string* conv) {
+  int64_t channels = 0;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Conv" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.input_size() < 2 ||
+        n.input(0) != input)
+      continue;
+    const onnx::TensorProto* w = nullptr;
+    for (const auto& t : g.initializer())
+      if (t.name() == n.input(1)) w = &t;
+    int64_t group = 1;
+    for (const auto& a : n.attribute())
+      if (a.name() == "group" && a.type() == onnx::AttributeProto::INT) group = a.i();
+    int64_t c = 0;
+    if (!w || w->dims_size() != 4 || w->dims(1) < 1 || group < 1 || !checked_mul(w->dims(1), group, &c) ||
+        c > kMaxTensorElements || (channels && c != channels))
+      return 0;
+    channels = c;
+    *conv = n.name().empty() ? n.output_size() ? n.output(0) : std::string("?") : n.name();
+  }
+  return channels;
+}
+
 // The one computed input: float32, batch first (dynamic unless options.static_input), every other dim static
 // or, for the spatial dims of an image, --image-size.
 Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImportOptions& o,
@@ -67,6 +92,7 @@ Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImpor
     if (rank < 1 || rank > kMaxRank)
       return unsupported("input '" + in.name() + "' has rank " + std::to_string(rank));
     std::vector<SymDim> dims;
+    int64_t channels = 0;
     for (int d = 0; d < rank; ++d) {
       const auto& dim = tt.shape().dim(d);
       const std::string label = "input '" + in.name() + "' dimension " + std::to_string(d);
@@ -92,6 +118,12 @@ Status bind_inputs(ImportContext& cx, const onnx::GraphProto& g, const OnnxImpor
         dims.push_back(SymDim::of(o.image_size));
         *log += "onnx: " + label + " ('" + dim.dim_param() + "') resolved to --image-size " +
                 std::to_string(o.image_size) + "\n";
+      } else if (std::string conv;
+                 rank == 4 && d == 1 && (channels = channels_from_convs(g, in.name(), &conv)) > 0) {
+        const int64_t c = channels;
+        dims.push_back(SymDim::of(c));
+        *log += "onnx: " + label + " ('" + dim.dim_param() + "') resolved to " + std::to_string(c) +
+                ", the channels of Conv '" + conv + "' that reads it\n";
       } else {
         return unsupported(label + " is symbolic ('" + dim.dim_param() +
                            "'); only the batch may stay dynamic" +

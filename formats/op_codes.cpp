@@ -81,6 +81,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kScatterND, B::SCATTER_ND, O::ScatterNDOptions),
     stored(OpType::kFastformerAttention, B::FASTFORMER_ATTENTION, O::FastformerAttentionOptions),
     stored(OpType::kKernelizedAttention, B::KERNELIZED_ATTENTION, O::KernelizedAttentionOptions),
+    stored(OpType::kPRelu, B::PRELU, O::NONE),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -260,6 +260,7 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
     case OpType::kMax:
     case OpType::kFmod:
     case OpType::kMod:
+    case OpType::kPRelu:
     case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:
@@ -625,6 +626,7 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
     case OpType::kMax:
     case OpType::kFmod:
     case OpType::kMod:
+    case OpType::kPRelu:
     case OpType::kWhere:
     case OpType::kRelu:
     case OpType::kAdd:

@@ -82,6 +82,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kScatterND),
     Table::not_implemented(OpType::kFastformerAttention),
     Table::not_implemented(OpType::kKernelizedAttention),
+    Table::not_implemented(OpType::kPRelu),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// The elementwise ONNX ops: Add, Sub, Mul, Div, Pow, Min, Max, Mod (numpy broadcasting), and the one-input
-// functions, which become Relu, Exp or the IR's Unary op (docs/onnx.md, the lowering table).
+// The elementwise ONNX ops: Add, Sub, Mul, Div, Pow, Min, Max, Mod (numpy broadcasting), PRelu, and the
+// one-input functions, which become Relu, Exp or the IR's Unary op (docs/onnx.md, the lowering table).
 #include <cmath>
 #include <limits>
 
@@ -53,7 +53,21 @@ Status unary_attrs_of(ImportContext& cx, const NodeProto& n, UnaryAttrs* a) {
                                                          {"Cos", UnaryKind::kCos},
                                                          {"Round", UnaryKind::kRound},
                                                          {"Sign", UnaryKind::kSign},
-                                                         {"Mish", UnaryKind::kMish}};
+                                                         {"Mish", UnaryKind::kMish},
+                                                         {"Selu", UnaryKind::kSelu},
+                                                         {"Celu", UnaryKind::kCelu},
+                                                         {"ThresholdedRelu", UnaryKind::kThresholdedRelu},
+                                                         {"Softsign", UnaryKind::kSoftsign},
+                                                         {"Shrink", UnaryKind::kShrink},
+                                                         {"Tan", UnaryKind::kTan},
+                                                         {"Asin", UnaryKind::kAsin},
+                                                         {"Acos", UnaryKind::kAcos},
+                                                         {"Atan", UnaryKind::kAtan},
+                                                         {"Sinh", UnaryKind::kSinh},
+                                                         {"Cosh", UnaryKind::kCosh},
+                                                         {"Asinh", UnaryKind::kAsinh},
+                                                         {"Acosh", UnaryKind::kAcosh},
+                                                         {"Atanh", UnaryKind::kAtanh}};
   *a = UnaryAttrs{kinds.at(n.op_type()), 0.0f, 0.0f};
   // ONNX's defaults (operators of opset 6 and later).
   if (a->kind == UnaryKind::kLeakyRelu) a->alpha = cx.attr_float(n, "alpha", 0.01f);
@@ -62,8 +76,21 @@ Status unary_attrs_of(ImportContext& cx, const NodeProto& n, UnaryAttrs* a) {
     a->alpha = cx.attr_float(n, "alpha", 0.2f);
     a->beta = cx.attr_float(n, "beta", 0.5f);
   }
+  if (a->kind == UnaryKind::kSelu) {  // ONNX's defaults are the SELU paper's constants rounded to float
+    a->alpha = cx.attr_float(n, "alpha", 1.67326319217681884765625f);
+    a->beta = cx.attr_float(n, "gamma", 1.05070102214813232421875f);
+  }
+  if (a->kind == UnaryKind::kCelu || a->kind == UnaryKind::kThresholdedRelu)
+    a->alpha = cx.attr_float(n, "alpha", 1.0f);
+  if (a->kind == UnaryKind::kShrink) {
+    a->alpha = cx.attr_float(n, "lambd", 0.5f);
+    a->beta = cx.attr_float(n, "bias", 0.0f);
+  }
   if (!std::isfinite(a->alpha) || !std::isfinite(a->beta))
-    return cx.bad_node(n, "alpha and beta must be finite");
+    return cx.bad_node(n, a->kind == UnaryKind::kSelu     ? "alpha and gamma must be finite"
+                          : a->kind == UnaryKind::kShrink ? "lambd and bias must be finite"
+                                                          : "alpha and beta must be finite");
+  if (a->kind == UnaryKind::kCelu && a->alpha == 0.0f) return cx.bad_node(n, "alpha must not be 0");
   return Status::Ok();
 }
 
@@ -212,26 +239,58 @@ Status lower_mod(ImportContext& cx, int, const NodeProto& n) {
   return emit(cx, n, fmod ? OpType::kFmod : OpType::kMod, NoAttrs{}, {a, b}, n.output(0));
 }
 
+// PRelu: the IR's PRelu, the slope broadcast to x's shape only (unidirectional, as ONNX asks: the output has
+// x's shape); a slope that would widen x is a malformed node.
+Status lower_prelu(ImportContext& cx, int, const NodeProto& n) {
+  OnnxValue *xv, *sv;
+  VITRT_RETURN_IF_ERROR(cx.input(n, 0, &xv));
+  VITRT_RETURN_IF_ERROR(cx.input(n, 1, &sv));
+  const std::vector<SymDim> xd = dims_of(*xv), sd = dims_of(*sv);
+  bool fits = sd.size() <= xd.size();
+  for (size_t i = 0; fits && i < sd.size(); ++i) {
+    const SymDim& s = sd[sd.size() - 1 - i];
+    fits = s == SymDim::of(1) || s == xd[xd.size() - 1 - i];
+  }
+  if (!fits) {
+    std::string want, got;
+    for (const SymDim& d : xd) want += (want.empty() ? "" : ",") + d.str();
+    for (const SymDim& d : sd) got += (got.empty() ? "" : ",") + d.str();
+    return cx.bad_node(n, "slope [" + got + "] does not broadcast to the input's shape [" + want + "]");
+  }
+  int32_t x, slope;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &slope));
+  return emit(cx, n, OpType::kPRelu, NoAttrs{}, {x, slope}, n.output(0));
+}
+
 }  // namespace
 
 std::map<std::string, Entry> elementwise_entries() {
   return {
-      {"Add", {lower_binary, {}}},       {"Sub", {lower_binary, {}}},
-      {"Mul", {lower_binary, {}}},       {"Div", {lower_binary, {}}},
-      {"Pow", {lower_pow, {}}},          {"Min", {lower_min_max, {}}},
-      {"Max", {lower_min_max, {}}},      {"Relu", {lower_unary, {}}},
-      {"Exp", {lower_unary, {}}},        {"Neg", {lower_unary, {}}},
-      {"Reciprocal", {lower_unary, {}}}, {"Sqrt", {lower_unary, {}}},
-      {"Erf", {lower_unary, {}}},        {"Tanh", {lower_unary, {}}},
-      {"Sigmoid", {lower_unary, {}}},    {"Abs", {lower_unary, {}}},
-      {"Log", {lower_unary, {}}},        {"Floor", {lower_unary, {}}},
-      {"Ceil", {lower_unary, {}}},       {"LeakyRelu", {lower_unary, {"alpha"}}},
-      {"Elu", {lower_unary, {"alpha"}}}, {"HardSigmoid", {lower_unary, {"alpha", "beta"}}},
-      {"HardSwish", {lower_unary, {}}},  {"Softplus", {lower_unary, {}}},
-      {"Clip", {lower_clip, {}}},        {"Sin", {lower_unary, {}}},
-      {"Cos", {lower_unary, {}}},        {"Round", {lower_unary, {}}},
-      {"Sign", {lower_unary, {}}},       {"Mish", {lower_unary, {}}},
-      {"Mod", {lower_mod, {"fmod"}}},    {"Gelu", {lower_gelu, {"approximate"}}},
+      {"Add", {lower_binary, {}}},        {"Sub", {lower_binary, {}}},
+      {"Mul", {lower_binary, {}}},        {"Div", {lower_binary, {}}},
+      {"Pow", {lower_pow, {}}},           {"Min", {lower_min_max, {}}},
+      {"Max", {lower_min_max, {}}},       {"Relu", {lower_unary, {}}},
+      {"Exp", {lower_unary, {}}},         {"Neg", {lower_unary, {}}},
+      {"Reciprocal", {lower_unary, {}}},  {"Sqrt", {lower_unary, {}}},
+      {"Erf", {lower_unary, {}}},         {"Tanh", {lower_unary, {}}},
+      {"Sigmoid", {lower_unary, {}}},     {"Abs", {lower_unary, {}}},
+      {"Log", {lower_unary, {}}},         {"Floor", {lower_unary, {}}},
+      {"Ceil", {lower_unary, {}}},        {"LeakyRelu", {lower_unary, {"alpha"}}},
+      {"Elu", {lower_unary, {"alpha"}}},  {"HardSigmoid", {lower_unary, {"alpha", "beta"}}},
+      {"HardSwish", {lower_unary, {}}},   {"Softplus", {lower_unary, {}}},
+      {"Clip", {lower_clip, {}}},         {"Sin", {lower_unary, {}}},
+      {"Cos", {lower_unary, {}}},         {"Round", {lower_unary, {}}},
+      {"Sign", {lower_unary, {}}},        {"Mish", {lower_unary, {}}},
+      {"Mod", {lower_mod, {"fmod"}}},     {"Gelu", {lower_gelu, {"approximate"}}},
+      {"PRelu", {lower_prelu, {}}},       {"Selu", {lower_unary, {"alpha", "gamma"}}},
+      {"Celu", {lower_unary, {"alpha"}}}, {"ThresholdedRelu", {lower_unary, {"alpha"}}},
+      {"Softsign", {lower_unary, {}}},    {"Shrink", {lower_unary, {"lambd", "bias"}}},
+      {"Tan", {lower_unary, {}}},         {"Asin", {lower_unary, {}}},
+      {"Acos", {lower_unary, {}}},        {"Atan", {lower_unary, {}}},
+      {"Sinh", {lower_unary, {}}},        {"Cosh", {lower_unary, {}}},
+      {"Asinh", {lower_unary, {}}},       {"Acosh", {lower_unary, {}}},
+      {"Atanh", {lower_unary, {}}},
   };
 }
 

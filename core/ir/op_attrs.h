@@ -225,6 +225,21 @@ enum class UnaryKind : int8_t {
   kRound = 19,  // to the nearest integer, halves to even (ONNX Round, numpy.round, torch.round)
   kSign = 20,   // -1, 0 or 1 (±0 gives 0, NaN stays NaN, as ONNX's numpy.sign)
   kMish = 21,   // x·tanh(softplus(x)) (-inf gives NaN, as torch and ONNX's reference)
+  // Appended later (docs/format.md, Op codes). NaN stays NaN in every one but Shrink, as ONNX's reference.
+  kSelu = 22,             // x > 0 ? beta·x : beta·alpha·(e^x - 1) (ONNX's gamma is beta)
+  kCelu = 23,             // x > 0 ? x : alpha·(e^(x/alpha) - 1), alpha not 0
+  kThresholdedRelu = 24,  // x > alpha ? x : 0
+  kSoftsign = 25,         // x / (1 + |x|) (±inf gives NaN, as the formula)
+  kShrink = 26,  // x < -alpha ? x + beta : x > alpha ? x - beta : 0 (ONNX's lambd, bias; NaN gives 0)
+  kTan = 27,
+  kAsin = 28,
+  kAcos = 29,
+  kAtan = 30,
+  kSinh = 31,
+  kCosh = 32,
+  kAsinh = 33,
+  kAcosh = 34,
+  kAtanh = 35,
 };
 struct UnaryAttrs {
   UnaryKind kind = UnaryKind::kSqrt;

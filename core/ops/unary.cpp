@@ -11,9 +11,14 @@ namespace vitrt {
 
 const char* unary_kind_name(UnaryKind kind) {
   static const char* const kNames[kNumUnaryKinds] = {
-      "Sqrt",  "Erf",  "Tanh",      "Sigmoid", "Abs",         "Neg",       "Log",      "Reciprocal",
-      "Floor", "Ceil", "LeakyRelu", "Elu",     "HardSigmoid", "HardSwish", "Softplus", "Silu",
-      "Clip",  "Sin",  "Cos",       "Round",   "Sign",        "Mish"};
+      "Sqrt",      "Erf",    "Tanh",        "Sigmoid",   "Abs",
+      "Neg",       "Log",    "Reciprocal",  "Floor",     "Ceil",
+      "LeakyRelu", "Elu",    "HardSigmoid", "HardSwish", "Softplus",
+      "Silu",      "Clip",   "Sin",         "Cos",       "Round",
+      "Sign",      "Mish",   "Selu",        "Celu",      "ThresholdedRelu",
+      "Softsign",  "Shrink", "Tan",         "Asin",      "Acos",
+      "Atan",      "Sinh",   "Cosh",        "Asinh",     "Acosh",
+      "Atanh"};
   const int k = static_cast<int>(kind);
   return k >= 0 && k < kNumUnaryKinds ? kNames[k] : "UnknownUnaryKind";
 }
@@ -26,9 +31,18 @@ std::string unary_attrs_problem(const UnaryAttrs& a) {
   switch (a.kind) {
     case UnaryKind::kLeakyRelu:
     case UnaryKind::kElu:
+    case UnaryKind::kThresholdedRelu:
+      uses_alpha = true;
+      break;
+    case UnaryKind::kCelu:
+      if (a.alpha == 0.0f) return name + "alpha must not be 0 (it divides x)";
       uses_alpha = true;
       break;
     case UnaryKind::kHardSigmoid:
+    case UnaryKind::kSelu:
+      uses_alpha = uses_beta = true;
+      break;
+    case UnaryKind::kShrink:
       uses_alpha = uses_beta = true;
       break;
     case UnaryKind::kClip:

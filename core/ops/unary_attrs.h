@@ -9,14 +9,15 @@
 
 namespace vitrt {
 
-constexpr int kNumUnaryKinds = 22;  // UnaryKind values are 0 .. kNumUnaryKinds - 1
+constexpr int kNumUnaryKinds = 36;  // UnaryKind values are 0 .. kNumUnaryKinds - 1
 
 // The kind's name ("Sqrt", "LeakyRelu", ...); "UnknownUnaryKind" outside the enum.
 const char* unary_kind_name(UnaryKind kind);
 
-// Empty when `a` is well formed, else what is wrong: a known kind; alpha finite for LeakyRelu and Elu, alpha
-// and beta finite for HardSigmoid; Clip's bounds not NaN (±inf means no bound); 0 for every parameter the
-// kind does not use (one meaning, one encoding).
+// Empty when `a` is well formed, else what is wrong: a known kind; alpha finite for LeakyRelu, Elu and
+// ThresholdedRelu, finite and not 0 for Celu, alpha and beta finite for HardSigmoid, Selu and Shrink; Clip's
+// bounds not NaN (±inf means no bound); 0 for every parameter the kind does not use (one meaning, one
+// encoding).
 std::string unary_attrs_problem(const UnaryAttrs& a);
 
 }  // namespace vitrt

@@ -172,7 +172,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kSelectiveKernel,
                    OpType::kScatterND,
                    OpType::kFastformerAttention,
-                   OpType::kKernelizedAttention})
+                   OpType::kKernelizedAttention,
+                   OpType::kPRelu})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

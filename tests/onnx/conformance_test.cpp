@@ -351,19 +351,46 @@ TEST_CASE("ONNX backend conformance cases (libonnx-testdata) on ref and cpu") {
   CHECK_MESSAGE(failures.empty(), failures.size(), " supported conformance cases fail (listed above)");
 }
 
-// Debian's cases of these ops are written at opsets 1, 6 and 7, below the importer's 11-18; their ONNX
-// definitions (Elu-6, HardSigmoid-6, Softplus-1, Sin-7, Cos-7, GlobalMaxPool-1, GlobalAveragePool-1,
-// InstanceNormalization-6; ReduceLogSum-1 up to negative axes at 11) are the current ones through opset 17,
+// Debian's cases of these ops are written at opsets 1, 6 and 7, below the importer's 9-25; their ONNX
+// definitions (Elu-6, Selu-6, HardSigmoid-6, Softplus-1, Softsign-1, Sin-7, Cos-7, Tan-7, Asin-7, Acos-7,
+// Atan-7, GlobalMaxPool-1, GlobalAveragePool-1, InstanceNormalization-6; ReduceLogSum-1 up to negative axes
+// at 11) are the current ones through opset 17,
 // so the same files stamped opset 17 are the same test of the mapping and kernels.
 TEST_CASE("ONNX conformance cases of ops unchanged since opset 6, stamped opset 17") {
   REQUIRE(fs::is_directory(kDataRoot));
   int passed = 0, total = 0;
-  for (const char* name :
-       {"test_elu", "test_elu_default", "test_elu_example", "test_hardsigmoid", "test_hardsigmoid_default",
-        "test_hardsigmoid_example", "test_softplus", "test_softplus_example", "test_globalmaxpool",
-        "test_globalmaxpool_precomputed", "test_globalaveragepool", "test_globalaveragepool_precomputed",
-        "test_instancenorm_epsilon", "test_instancenorm_example", "test_reduce_log_sum", "test_sin",
-        "test_sin_example", "test_cos", "test_cos_example"}) {
+  for (const char* name : {"test_elu",
+                           "test_elu_default",
+                           "test_elu_example",
+                           "test_hardsigmoid",
+                           "test_hardsigmoid_default",
+                           "test_hardsigmoid_example",
+                           "test_softplus",
+                           "test_softplus_example",
+                           "test_globalmaxpool",
+                           "test_globalmaxpool_precomputed",
+                           "test_globalaveragepool",
+                           "test_globalaveragepool_precomputed",
+                           "test_instancenorm_epsilon",
+                           "test_instancenorm_example",
+                           "test_reduce_log_sum",
+                           "test_sin",
+                           "test_sin_example",
+                           "test_cos",
+                           "test_cos_example",
+                           "test_selu",
+                           "test_selu_default",
+                           "test_selu_example",
+                           "test_softsign",
+                           "test_softsign_example",
+                           "test_tan",
+                           "test_tan_example",
+                           "test_asin",
+                           "test_asin_example",
+                           "test_acos",
+                           "test_acos_example",
+                           "test_atan",
+                           "test_atan_example"}) {
     ++total;
     CAPTURE(name);
     const CaseResult r = run_case(fs::path(kDataRoot) / "node" / name, 17);

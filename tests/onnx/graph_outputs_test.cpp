@@ -2,9 +2,9 @@
 // Copyright the vitrt authors.
 // A vitrt model computes one output. vitrt-convert keeps an ONNX graph's first output, or the one
 // --onnx-output names (ConvertOptions::onnx_output), says in its log which outputs it leaves out, and
-// imports only the nodes the kept output needs: an output computed by an op vitrt lacks (Celu) does not stand
-// in the way of another. A name the graph does not have is refused listing the outputs it has; the option on
-// a checkpoint is refused too. Nodes nothing kept reads are not imported even with one output.
+// imports only the nodes the kept output needs: an output computed by an op vitrt lacks (Hardmax) does not
+// stand in the way of another. A name the graph does not have is refused listing the outputs it has; the
+// option on a checkpoint is refused too. Nodes nothing kept reads are not imported even with one output.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -19,7 +19,7 @@ using namespace vitrt;
 
 namespace {
 
-// x [B,3,4,4]: logits = Flatten(GlobalAveragePool(Relu(x))) [B,3]; aux = Celu(x); gate = Sigmoid(x).
+// x [B,3,4,4]: logits = Flatten(GlobalAveragePool(Relu(x))) [B,3]; aux = Hardmax(x); gate = Sigmoid(x).
 std::string write_three_output_model(const fs::path& dir) {
   onnx::ModelProto m = test::model_with_input({3, 4, 4});
   onnx::GraphProto* g = m.mutable_graph();
@@ -29,7 +29,7 @@ std::string write_three_output_model(const fs::path& dir) {
   test::add_node(g, "Relu", {"x"}, {"r"});
   test::add_node(g, "GlobalAveragePool", {"r"}, {"pooled"});
   test::add_node(g, "Flatten", {"pooled"}, {"logits"});
-  test::add_node(g, "Celu", {"x"}, {"aux"});
+  test::add_node(g, "Hardmax", {"x"}, {"aux"});
   test::add_node(g, "Sigmoid", {"x"}, {"gate"});
   const std::string path = (dir / "three_outputs.onnx").string();
   std::ofstream f(path, std::ios::binary);
@@ -71,7 +71,7 @@ TEST_CASE(
     CHECK(g.tensors[g.outputs[0]].shape == Shape{kDynamicDim, 3});
     CHECK(log.find("keeps the graph output 'logits'") != std::string::npos);
     CHECK(log.find("not imported: 'aux', 'gate'") != std::string::npos);
-    CHECK_FALSE(has_op(g, OpType::kUnary));  // neither Sigmoid nor Celu
+    CHECK_FALSE(has_op(g, OpType::kUnary));  // neither Sigmoid nor Hardmax
   }
   SUBCASE("the one named") {
     convert::ConvertOptions o;
@@ -93,7 +93,7 @@ TEST_CASE(
     std::string log;
     const Status st = convert::convert_onnx_file(path, o, &g, &log);
     REQUIRE_FALSE(st.ok());
-    CHECK_MESSAGE(st.message().find("Celu") != std::string::npos, st.message());
+    CHECK_MESSAGE(st.message().find("Hardmax") != std::string::npos, st.message());
   }
   SUBCASE("a name the graph does not have") {
     convert::ConvertOptions o;
@@ -109,7 +109,7 @@ TEST_CASE(
   }
   SUBCASE("a dropped branch that folds constants badly, a dead node and a repeated output name") {
     // aux2 = x + Reshape(a 6-element constant to [4,4]): folding it is an error, but nothing kept needs it;
-    // a Celu whose result nothing reads; logits listed twice among the outputs.
+    // a Hardmax whose result nothing reads; logits listed twice among the outputs.
     onnx::ModelProto m = test::model_with_input({3, 4, 4});
     onnx::GraphProto* g = m.mutable_graph();
     g->mutable_output(0)->set_name("logits");
@@ -122,7 +122,7 @@ TEST_CASE(
     test::add_node(g, "Flatten", {"pooled"}, {"logits"});
     test::add_node(g, "Reshape", {"six", "shape44"}, {"bad"});
     test::add_node(g, "Add", {"x", "bad"}, {"aux2"});
-    test::add_node(g, "Celu", {"x"}, {"unread"});
+    test::add_node(g, "Hardmax", {"x"}, {"unread"});
     const std::string p2 = (dir.path / "dropped_branch.onnx").string();
     {
       std::ofstream f(p2, std::ios::binary);

@@ -28,28 +28,6 @@
 
 using namespace vitrt;
 
-namespace {
-
-// Checks y (n images) against PyTorch's float64 logits: within 1e-4 of the largest magnitude, same argmax.
-void check_logits(const std::vector<float>& y, const std::vector<double>& y64, int64_t n, int64_t classes) {
-  REQUIRE(y.size() == static_cast<size_t>(n * classes));
-  for (int64_t b = 0; b < n; ++b) {
-    const auto row = y.begin() + b * classes;
-    const auto row64 = y64.begin() + b * classes;
-    double largest = 0, err = 0;
-    for (int64_t k = 0; k < classes; ++k) {
-      largest = std::max(largest, std::fabs(row64[k]));
-      err = std::max(err, std::fabs(row[k] - row64[k]));
-    }
-    CAPTURE(b);
-    CHECK_MESSAGE(err <= 1e-4 * largest,
-                  "max |vitrt - torch64| " << err << " (largest logit " << largest << ")");
-    CHECK(std::max_element(row, row + classes) - row == std::max_element(row64, row64 + classes) - row64);
-  }
-}
-
-}  // namespace
-
 TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAttention and matches PyTorch") {
   const std::string dir = test::export_fixture_dir("onnx_hf_attention_cases");
   const nlohmann::json manifest = test::read_export_manifest(dir, 8);
@@ -93,7 +71,7 @@ TEST_CASE("Hugging Face style attention (scores / sqrt(d)) plans to SoftmaxAtten
         for (Session* s : {fused.get(), unfused.get()}) {
           const bool is_fused = s == fused.get();
           CAPTURE(is_fused);
-          check_logits(test::run_batch(*s, ec.x, n), ec.y64, n, ec.classes());
+          test::check_logits(test::run_batch(*s, ec.x, n), ec.y64, n, ec.classes());
         }
       }
     }

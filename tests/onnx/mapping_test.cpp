@@ -393,6 +393,151 @@ TEST_CASE("one-input functions become one Unary with ONNX's parameters (defaults
   }
 }
 
+// The functions appended later (UnaryKind 22-35), their attributes under ONNX's own names (Selu's gamma,
+// Shrink's lambd and bias), defaults and given values.
+TEST_CASE("Selu, Celu, ThresholdedRelu, Softsign, Shrink and the trigonometric ops become one Unary") {
+  struct Case {
+    const char* op;
+    std::vector<std::pair<const char*, float>> attrs;
+    UnaryKind kind;
+    float want_alpha, want_beta;
+    std::function<double(double)> f;
+    bool unit_range = false;  // the input squeezed into (-1, 1) (Asin, Acos, Atanh) or moved to > 1 (Acosh)
+  };
+  const double selu_a = 1.67326319217681884765625, selu_g = 1.05070102214813232421875;
+  const Case cases[] = {
+      {"Selu",
+       {},
+       UnaryKind::kSelu,
+       float(selu_a),
+       float(selu_g),
+       [&](double x) { return x > 0 ? selu_g * x : selu_g * selu_a * std::expm1(x); }},
+      {"Selu",
+       {{"alpha", 2.0f}, {"gamma", 0.5f}},
+       UnaryKind::kSelu,
+       2.0f,
+       0.5f,
+       [](double x) { return x > 0 ? 0.5 * x : std::expm1(x); }},
+      {"Celu", {}, UnaryKind::kCelu, 1.0f, 0.0f, [](double x) { return x > 0 ? x : std::expm1(x); }},
+      {"Celu",
+       {{"alpha", 0.5f}},
+       UnaryKind::kCelu,
+       0.5f,
+       0.0f,
+       [](double x) { return x > 0 ? x : 0.5 * std::expm1(x / 0.5); }},
+      {"ThresholdedRelu",
+       {},
+       UnaryKind::kThresholdedRelu,
+       1.0f,
+       0.0f,
+       [](double x) { return x > 1 ? x : 0.0; }},
+      {"ThresholdedRelu",
+       {{"alpha", -0.5f}},
+       UnaryKind::kThresholdedRelu,
+       -0.5f,
+       0.0f,
+       [](double x) { return x > -0.5 ? x : 0.0; }},
+      {"Softsign", {}, UnaryKind::kSoftsign, 0, 0, [](double x) { return x / (1 + std::fabs(x)); }},
+      {"Shrink",
+       {},
+       UnaryKind::kShrink,
+       0.5f,
+       0.0f,
+       [](double x) { return x < -0.5  ? x
+                             : x > 0.5 ? x
+                                       : 0.0; }},
+      {"Shrink",
+       {{"lambd", 1.5f}, {"bias", 1.5f}},
+       UnaryKind::kShrink,
+       1.5f,
+       1.5f,
+       [](double x) { return x < -1.5  ? x + 1.5
+                             : x > 1.5 ? x - 1.5
+                                       : 0.0; }},
+      {"Tan", {}, UnaryKind::kTan, 0, 0, [](double x) { return std::tan(x); }},
+      {"Atan", {}, UnaryKind::kAtan, 0, 0, [](double x) { return std::atan(x); }},
+      {"Sinh", {}, UnaryKind::kSinh, 0, 0, [](double x) { return std::sinh(x); }},
+      {"Cosh", {}, UnaryKind::kCosh, 0, 0, [](double x) { return std::cosh(x); }},
+      {"Asinh", {}, UnaryKind::kAsinh, 0, 0, [](double x) { return std::asinh(x); }},
+      {"Asin", {}, UnaryKind::kAsin, 0, 0, [](double x) { return std::asin(x); }, true},
+      {"Acos", {}, UnaryKind::kAcos, 0, 0, [](double x) { return std::acos(x); }, true},
+      {"Atanh", {}, UnaryKind::kAtanh, 0, 0, [](double x) { return std::atanh(x); }, true},
+      {"Acosh", {}, UnaryKind::kAcosh, 0, 0, [](double x) { return std::acosh(x); }, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.attrs.size());
+    onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+    auto* g = m.mutable_graph();
+    // x arrives as 1.7·sin(...) (check_values): spread over [-5, 5], or to (-0.85, 0.85) and (1, 2.7) for the
+    // functions of a bounded range.
+    const bool acosh = c.kind == UnaryKind::kAcosh;
+    constant(g, "k", scalar(c.unit_range ? 0.5f : 3.0f));
+    constant(g, "two", scalar(2.0f));
+    add_node(g, "Mul", {"x", "k"}, {acosh ? "xk" : "x3"});
+    if (acosh) add_node(g, "Add", {"xk", "two"}, {"x3"});
+    auto* n = add_node(g, c.op, {"x3"}, {"y"});
+    for (const auto& [name, v] : c.attrs) set_float(n, name, v);
+    const Graph ir = import_model(m);
+    std::map<std::string, int> want_ops{{"Mul", 1}, {"Unary", 1}};
+    if (acosh) want_ops["Add"] = 1;
+    REQUIRE(ops_of(ir) == want_ops);
+    const UnaryAttrs& a = std::get<UnaryAttrs>(ir.nodes.back().attrs);
+    CHECK(a.kind == c.kind);
+    CHECK(a.alpha == c.want_alpha);
+    CHECK(a.beta == c.want_beta);
+    const float k = c.unit_range ? 0.5f : 3.0f;
+    check_values(ir, 15, 15, [&](const float* x, int64_t i) {
+      const float xk = x[i] * k;
+      return c.f(acosh ? static_cast<double>(xk + 2.0f) : static_cast<double>(xk));
+    });
+  }
+  // Attributes that are not finite, and Celu's alpha of 0 (it divides x), are malformed nodes.
+  const std::pair<const char*, std::pair<const char*, float>> bad[] = {
+      {"Selu", {"gamma", INFINITY}},
+      {"Shrink", {"lambd", NAN}},
+      {"Celu", {"alpha", 0.0f}},
+      {"ThresholdedRelu", {"alpha", -INFINITY}}};
+  for (const auto& [op, attr] : bad) {
+    CAPTURE(op);
+    onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+    set_float(add_node(m.mutable_graph(), op, {"x"}, {"y"}), attr.first, attr.second);
+    const Status st = try_import(m);
+    CHECK(st.code() == StatusCode::kBadInput);
+    CHECK_MESSAGE(st.message().find(op) != std::string::npos, st.message());
+  }
+}
+
+// PRelu as torch.nn.PReLU exports it (a slope per channel, [C,1,1], or one [1]) becomes the IR's PRelu; a
+// slope that does not broadcast to the input alone is a malformed node.
+TEST_CASE("PRelu: a per-channel or single slope becomes one PRelu; a slope wider than x is refused") {
+  for (const bool per_channel : {true, false}) {
+    CAPTURE(per_channel);
+    onnx::ModelProto m = test::model_with_input({3, 2, 5}, 17);
+    auto* g = m.mutable_graph();
+    const std::vector<float> slopes =
+        per_channel ? std::vector<float>{0.25f, -0.5f, 2.0f} : std::vector<float>{0.125f};
+    const std::vector<int64_t> dims = per_channel ? std::vector<int64_t>{3, 1, 1} : std::vector<int64_t>{1};
+    constant(g, "slope", test::float_tensor("", dims, slopes));
+    add_node(g, "PRelu", {"x", "slope"}, {"y"});
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"PRelu", 1}});
+    check_values(ir, 30, 30, [&](const float* x, int64_t i) {
+      const double s = slopes[per_channel ? static_cast<size_t>(i / 10) : 0];
+      return x[i] < 0 ? x[i] * s : x[i];
+    });
+  }
+  onnx::ModelProto m = test::model_with_input({3, 5}, 17);
+  auto* g = m.mutable_graph();
+  constant(g, "slope", test::float_tensor("", {2, 3, 5}, std::vector<float>(30, 0.5f)));
+  add_node(g, "PRelu", {"x", "slope"}, {"y"});
+  const Status st = try_import(m);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(
+      st.message().find("slope [2,3,5] does not broadcast to the input's shape [B,3,5]") != std::string::npos,
+      st.message());
+}
+
 TEST_CASE("Clip: constant bounds (either may be absent) become one Unary; computed bounds are refused") {
   const float inf = INFINITY;
   struct Case {

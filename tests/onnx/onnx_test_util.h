@@ -5,6 +5,8 @@
 // the loader (as vitrt-convert's verify step does), and sessions on them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -121,6 +123,25 @@ inline void load_exported_case(const std::string& dir, const std::string& name, 
   REQUIRE(read_npy_f64(dir + "/" + name + "." + outputs, &out->y64, &out->y_shape).ok());
   REQUIRE(out->x_shape.size() >= 1);
   REQUIRE(out->y_shape.size() == 2);
+}
+
+// Checks y (n images) against PyTorch's float64 logits: within 1e-4 of the largest magnitude, same argmax.
+inline void check_logits(const std::vector<float>& y, const std::vector<double>& y64, int64_t n,
+                         int64_t classes) {
+  REQUIRE(y.size() == static_cast<size_t>(n * classes));
+  for (int64_t b = 0; b < n; ++b) {
+    const auto row = y.begin() + b * classes;
+    const auto row64 = y64.begin() + b * classes;
+    double largest = 0, err = 0;
+    for (int64_t k = 0; k < classes; ++k) {
+      largest = std::max(largest, std::fabs(row64[k]));
+      err = std::max(err, std::fabs(row[k] - row64[k]));
+    }
+    CAPTURE(b);
+    CHECK_MESSAGE(err <= 1e-4 * largest,
+                  "max |vitrt - torch64| " << err << " (largest logit " << largest << ")");
+    CHECK(std::max_element(row, row + classes) - row == std::max_element(row64, row64 + classes) - row64);
+  }
 }
 
 // The plans with and without the fusion: `op` planned `want` times in `fused` and never in `unfused`.

@@ -102,16 +102,46 @@ double formula(const UnaryAttrs& a, double x) {
       return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : NAN;
     case UnaryKind::kMish:
       return x > 700 ? x : x * std::tanh(std::log1p(std::exp(x)));  // tanh(x) = 1 in double beyond 20
+    case UnaryKind::kSelu:
+      return x > 0 ? beta * x : beta * alpha * std::expm1(x);
+    case UnaryKind::kCelu:
+      return std::isnan(x) ? x : std::max(0.0, x) + std::min(0.0, alpha * std::expm1(x / alpha));  // ONNX
+    case UnaryKind::kThresholdedRelu:
+      return std::isnan(x) ? x : x > alpha ? x : 0.0;
+    case UnaryKind::kSoftsign:
+      return x / (1 + std::fabs(x));
+    case UnaryKind::kShrink:
+      return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0;
+    case UnaryKind::kTan:
+      return std::tan(x);
+    case UnaryKind::kAsin:
+      return std::asin(x);
+    case UnaryKind::kAcos:
+      return std::acos(x);
+    case UnaryKind::kAtan:
+      return std::atan(x);
+    case UnaryKind::kSinh:
+      return std::sinh(x);
+    case UnaryKind::kCosh:
+      return std::cosh(x);
+    case UnaryKind::kAsinh:
+      return std::asinh(x);
+    case UnaryKind::kAcosh:
+      return std::acosh(x);
+    case UnaryKind::kAtanh:
+      return std::atanh(x);
   }
   return NAN;
 }
 
 // float32 against the double formula: a few float ulps (one is at most 1.2e-7 relative) of the result, and
 // where an affine term cancels (x/6 + 1/2 near x = -3, alpha·x + beta) a few ulps of that term's size,
-// `cancel_scale`. Results below float's normal range (e^-100) count as 0.
+// `cancel_scale`. Results below float's normal range (e^-100) count as 0, results past float's largest
+// (sinh 90) as infinite.
 bool close(float got, double want, double cancel_scale = 0) {
   if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want)) return got == static_cast<float>(want);
+  constexpr double kFloatOverflow = 3.4028235677973366e38;  // FLT_MAX + half an ulp: rounds to inf
+  if (std::fabs(want) >= kFloatOverflow) return got == static_cast<float>(std::copysign(kInf, want));
   const double tol = 6e-7 * std::fabs(want) + 3e-7 * cancel_scale + 1e-37;
   return std::fabs(static_cast<double>(got) - want) <= tol;
 }
@@ -124,11 +154,21 @@ std::vector<UnaryAttrs> every_kind() {
     if (a.kind == UnaryKind::kElu) a.alpha = 1.5f;
     if (a.kind == UnaryKind::kHardSigmoid) a = {a.kind, 0.2f, 0.5f};
     if (a.kind == UnaryKind::kClip) a = {a.kind, -1.25f, 2.5f};
+    if (a.kind == UnaryKind::kSelu) a = {a.kind, 1.67326319217681884765625f, 1.05070102214813232421875f};
+    if (a.kind == UnaryKind::kCelu) a.alpha = 1.5f;
+    if (a.kind == UnaryKind::kThresholdedRelu) a.alpha = 1.0f;  // x = 1 itself gives 0
+    if (a.kind == UnaryKind::kShrink) a = {a.kind, 0.5f, 0.25f};
     v.push_back(a);
   }
   // Clip with one open side, and with its bounds crossed (every value becomes the upper one, as torch.clamp).
   v.push_back({UnaryKind::kClip, -static_cast<float>(kInf), 0.75f});
   v.push_back({UnaryKind::kClip, 2.0f, 1.0f});
+  // Celu with alpha below 1 (x/alpha grows), ThresholdedRelu below 0, Shrink as torch's hardshrink (bias 0)
+  // and with a zero lambd.
+  v.push_back({UnaryKind::kCelu, 0.25f, 0.0f});
+  v.push_back({UnaryKind::kThresholdedRelu, -2.5f, 0.0f});
+  v.push_back({UnaryKind::kShrink, 3.0f, 0.0f});
+  v.push_back({UnaryKind::kShrink, 0.0f, 1.0f});
   return v;
 }
 
@@ -152,7 +192,8 @@ TEST_CASE("Unary: every kind on ref matches its formula in double, also in place
     int bad = 0;
     for (size_t i = 0; i < x.data.size(); ++i) {
       const double want = formula(a, x.data[i]);
-      const bool affine = a.kind == UnaryKind::kHardSwish || a.kind == UnaryKind::kHardSigmoid;
+      const bool affine = a.kind == UnaryKind::kHardSwish || a.kind == UnaryKind::kHardSigmoid ||
+                          a.kind == UnaryKind::kShrink;
       const double cancel_scale = affine && std::isfinite(x.data[i]) ? std::fabs(x.data[i]) + 1 : 0;
       if (!close(out.data[i], want, cancel_scale) && ++bad <= 3)
         FAIL_CHECK("x = ", x.data[i], ": got ", out.data[i], ", expected ", want);
@@ -231,7 +272,7 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
     const char* needle;
   };
   const Bad cases[] = {
-      {{static_cast<UnaryKind>(22), 0.0f, 0.0f}, "kind 22 is unknown"},
+      {{static_cast<UnaryKind>(36), 0.0f, 0.0f}, "kind 36 is unknown"},
       {{static_cast<UnaryKind>(-1), 0.0f, 0.0f}, "kind -1 is unknown"},
       {{UnaryKind::kLeakyRelu, kNaN, 0.0f}, "LeakyRelu's alpha"},
       {{UnaryKind::kElu, static_cast<float>(kInf), 0.0f}, "Elu's alpha"},
@@ -242,6 +283,13 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
       {{UnaryKind::kRound, 0.5f, 0.0f}, "Round's alpha 0.500000 must be 0"},
       {{UnaryKind::kMish, 0.0f, kNaN}, "Mish's beta"},
       {{UnaryKind::kSin, static_cast<float>(kInf), 0.0f}, "Sin's alpha"},
+      {{UnaryKind::kSelu, 1.5f, kNaN}, "Selu's beta"},
+      {{UnaryKind::kCelu, 0.0f, 0.0f}, "Celu's alpha must not be 0"},
+      {{UnaryKind::kCelu, 1.0f, 1.0f}, "Celu's beta 1.000000 must be 0"},
+      {{UnaryKind::kThresholdedRelu, -static_cast<float>(kInf), 0.0f}, "ThresholdedRelu's alpha"},
+      {{UnaryKind::kShrink, 0.5f, static_cast<float>(kInf)}, "Shrink's beta"},
+      {{UnaryKind::kSoftsign, 0.5f, 0.0f}, "Softsign's alpha 0.500000 must be 0"},
+      {{UnaryKind::kAtanh, 0.0f, 1.0f}, "Atanh's beta 1.000000 must be 0"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.needle);
@@ -252,7 +300,7 @@ TEST_CASE("Unary: malformed attributes are refused, saying what is wrong") {
   }
 }
 
-TEST_CASE("Pow, Min, Max, Fmod, Mod broadcast as numpy does and match their formulas, NaN included") {
+TEST_CASE("Pow, Min, Max, Fmod, Mod, PRelu broadcast as numpy does and match their formulas, NaN included") {
   auto backend = create_reference_backend();
   HostTensor a, b;
   a.shape = Shape{3, 1, 5};
@@ -274,6 +322,7 @@ TEST_CASE("Pow, Min, Max, Fmod, Mod broadcast as numpy does and match their form
        [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : std::max(p, q); }},
       {OpType::kFmod, [](double p, double q) { return std::fmod(p, q); }},  // exact in double
       {OpType::kMod, python_mod},
+      {OpType::kPRelu, [](double x, double slope) { return x < 0 ? x * slope : x; }},  // x·slope exact
   };
   for (const Op& op : ops) {
     CAPTURE(op_type_name(op.type));
@@ -332,6 +381,58 @@ TEST_CASE("Fmod keeps the dividend's sign, Mod takes the divisor's (numpy.fmod a
         CHECK(std::signbit(out.data[i]) == std::signbit(want[i]));
       }
     }
+  }
+}
+
+}  // namespace test
+}  // namespace vitrt
+
+namespace vitrt {
+namespace test {
+
+// PRelu as ONNX's reference writes it (numpy.where(x < 0, x·slope, x)): a per-channel slope [C,1,1] over
+// [B,C,H,W] as torch.nn.PReLU exports it; zeros of both signs pass through whatever the slope (torch's
+// x > 0 ? x : slope·x would give NaN for 0 with an infinite slope), NaN stays NaN; bit for bit on both
+// backends, in place too.
+TEST_CASE("PRelu: the slope per channel, zeros and NaN as ONNX's reference, on ref and cpu") {
+  HostTensor x, slope;
+  x.shape = Shape{2, 3, 3, 5};
+  for (int64_t i = 0; i < x.shape.numel(); ++i) x.data.push_back(0.31f * static_cast<float>(i % 23) - 3.4f);
+  x.data[4] = 0.0f;
+  x.data[5] = -0.0f;
+  x.data[19] = kNaN;
+  x.data[20] = -INFINITY;
+  slope.shape = Shape{3, 1, 1};
+  slope.data = {0.25f, -1.5f, INFINITY};
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(create_reference_backend());
+  if (auto cpu = create_x86_backend()) backends.push_back(std::move(cpu));
+  for (const auto& backend : backends) {
+    CAPTURE(backend->name());
+    OpRunner r;
+    REQUIRE(r.plan(*backend, OpType::kPRelu, NoAttrs{}, {&x, &slope}, {false, true}, "prelu").ok());
+    CHECK(r.info().may_inplace);
+    HostTensor out, in_place;
+    REQUIRE(r.run({&x, &slope}, &out).ok());
+    REQUIRE(r.run({&x, &slope}, &in_place, nullptr, /*inplace=*/true).ok());
+    REQUIRE(out.shape == x.shape);
+    for (int64_t i = 0; i < x.shape.numel(); ++i) {
+      const float v = x.data[i], s = slope.data[(i / 15) % 3];
+      const float want = v < 0.0f ? v * s : v;
+      CAPTURE(v);
+      CAPTURE(s);
+      if (std::isnan(want)) {
+        CHECK(std::isnan(out.data[i]));
+        CHECK(std::isnan(in_place.data[i]));
+      } else {
+        CHECK(out.data[i] == want);
+        CHECK(std::signbit(out.data[i]) == std::signbit(want));
+        CHECK(in_place.data[i] == want);
+      }
+    }
+    CHECK(out.data[4] == 0.0f);
+    CHECK(std::signbit(out.data[5]));                  // -0 passes through
+    CHECK(out.data[20] == -INFINITY * slope.data[1]);  // channel 1: -inf · -1.5
   }
 }
 

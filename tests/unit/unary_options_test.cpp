@@ -13,6 +13,7 @@
 
 #include "model_bytes.h"
 #include "model_writer.h"
+#include "ops/unary_attrs.h"
 #include "test_graphs.h"
 
 using namespace vitrt;
@@ -88,8 +89,14 @@ TEST_CASE("Unary options that no writer makes are refused at load, naming the op
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Edit edits[] = {
       {"unknown kind",
-       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(22)); },
+       [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(36)); },
        "invalid value of option 'kind'"},
+      {"Celu's alpha of 0",
+       [](fb::Model* m) {
+         unary_options(m, "leaky")->mutate_kind(fb::UnaryKind::CELU);
+         unary_options(m, "leaky")->mutate_alpha(0.0f);
+       },
+       "Unary options: Celu's alpha must not be 0"},
       {"negative kind",
        [](fb::Model* m) { unary_options(m, "leaky")->mutate_kind(static_cast<fb::UnaryKind>(-3)); },
        "invalid value of option 'kind'"},
@@ -114,23 +121,33 @@ TEST_CASE("Unary options that no writer makes are refused at load, naming the op
   }
 }
 
-// The kinds and ops appended later (UnaryKind 17-21, op codes 39-40) round-trip like the first ones.
-TEST_CASE("Unary's appended kinds and the Fmod, Mod op codes survive a model file") {
+// The kinds and ops appended later (UnaryKind 17-35, op codes 39-40 and 56) round-trip like the first ones,
+// parameters included.
+TEST_CASE("Unary's appended kinds and the Fmod, Mod, PRelu op codes survive a model file") {
   Graph g = test::tiny_classifier();
   int32_t t = g.outputs[0];
   const int32_t c = g.add_constant("c", Shape{1}, {0.75f});
-  const UnaryKind kinds[] = {UnaryKind::kSin, UnaryKind::kCos, UnaryKind::kRound, UnaryKind::kSign,
-                             UnaryKind::kMish};
-  for (UnaryKind k : kinds) {
-    const std::string name = std::string("u_") + std::to_string(static_cast<int>(k));
+  std::vector<UnaryAttrs> kinds;
+  for (int k = static_cast<int>(UnaryKind::kSin); k < kNumUnaryKinds; ++k)
+    kinds.push_back({static_cast<UnaryKind>(k), 0.0f, 0.0f});
+  for (UnaryAttrs& a : kinds) {
+    if (a.kind == UnaryKind::kSelu) a = {a.kind, 1.5f, 1.25f};
+    if (a.kind == UnaryKind::kCelu) a.alpha = -0.75f;
+    if (a.kind == UnaryKind::kThresholdedRelu) a.alpha = 0.5f;
+    if (a.kind == UnaryKind::kShrink) a = {a.kind, 0.25f, -2.0f};
+  }
+  for (const UnaryAttrs& a : kinds) {
+    const std::string name = std::string("u_") + std::to_string(static_cast<int>(a.kind));
     const int32_t out = g.add_activation(name.c_str(), Shape());
-    g.add_node(OpType::kUnary, UnaryAttrs{k, 0.0f, 0.0f}, {t}, {out}, name);
+    g.add_node(OpType::kUnary, a, {t}, {out}, name);
     t = out;
   }
   const int32_t f = g.add_activation("fmod", Shape()), m = g.add_activation("mod", Shape());
+  const int32_t p = g.add_activation("prelu", Shape());
   g.add_node(OpType::kFmod, NoAttrs{}, {t, c}, {f}, "fmod");
   g.add_node(OpType::kMod, NoAttrs{}, {f, c}, {m}, "mod");
-  g.outputs = {m};
+  g.add_node(OpType::kPRelu, NoAttrs{}, {m, c}, {p}, "prelu");
+  g.outputs = {p};
   REQUIRE(resolve_activation_shapes(&g).ok());
   std::vector<uint8_t> bytes;
   Status st = write_model_memory(g, &bytes);
@@ -139,12 +156,17 @@ TEST_CASE("Unary's appended kinds and the Fmod, Mod op codes survive a model fil
   st = test::load_model_bytes(bytes, &model);
   REQUIRE_MESSAGE(st.ok(), st.message());
   const std::vector<Node>& nodes = model->graph.nodes;
-  REQUIRE(nodes.size() >= 7);
-  const Node* tail = &nodes[nodes.size() - 7];
-  for (int i = 0; i < 5; ++i) {
+  const size_t n = kinds.size();
+  REQUIRE(nodes.size() >= n + 3);
+  const Node* tail = &nodes[nodes.size() - n - 3];
+  for (size_t i = 0; i < n; ++i) {
     REQUIRE(tail[i].type == OpType::kUnary);
-    CHECK(std::get<UnaryAttrs>(tail[i].attrs).kind == kinds[i]);
+    const UnaryAttrs& a = std::get<UnaryAttrs>(tail[i].attrs);
+    CHECK(a.kind == kinds[i].kind);
+    CHECK(a.alpha == kinds[i].alpha);
+    CHECK(a.beta == kinds[i].beta);
   }
-  CHECK(tail[5].type == OpType::kFmod);
-  CHECK(tail[6].type == OpType::kMod);
+  CHECK(tail[n].type == OpType::kFmod);
+  CHECK(tail[n + 1].type == OpType::kMod);
+  CHECK(tail[n + 2].type == OpType::kPRelu);
 }

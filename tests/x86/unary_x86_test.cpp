@@ -43,6 +43,20 @@ std::vector<UnaryAttrs> all_unary_cases() {
         v.push_back({kind, 0.2f, 0.5f});
         v.push_back({kind, 1.0f / 6.0f, 0.5f});
         break;
+      case UnaryKind::kSelu:
+        v.push_back({kind, 1.67326319217681884765625f, 1.05070102214813232421875f});
+        break;
+      case UnaryKind::kCelu:
+        v.push_back({kind, 1.0f, 0.0f});
+        v.push_back({kind, -0.3f, 0.0f});
+        break;
+      case UnaryKind::kThresholdedRelu:
+        v.push_back({kind, 1.0f, 0.0f});
+        break;
+      case UnaryKind::kShrink:
+        v.push_back({kind, 0.5f, 0.0f});
+        v.push_back({kind, 0.5f, 0.5f});
+        break;
       case UnaryKind::kClip:
         v.push_back({kind, 0.0f, 6.0f});
         v.push_back({kind, -inf, 1.5f});

@@ -61,6 +61,28 @@ inline float mish(float x) {
   return x * std::tanh(softplus(x));
 }
 
+// x > 0 ? gamma·x : gamma·alpha·(e^x - 1), e^x - 1 as expm1 (no cancellation near 0); NaN stays NaN.
+inline float selu(float x, float alpha, float gamma) {
+  return x > 0.0f ? gamma * x : gamma * (alpha * std::expm1(x));
+}
+
+// max(0, x) + min(0, alpha·(e^(x/alpha) - 1)) (ONNX Celu, torch.celu), which is x for x > 0 and the second
+// term otherwise, whatever alpha's sign.
+inline float celu(float x, float alpha) {
+  return x > 0.0f ? x : alpha * std::expm1(x / alpha);
+}
+
+// x above alpha, else 0; NaN stays NaN (ONNX's reference clips to [alpha, inf) then zeroes alpha).
+inline float thresholded_relu(float x, float alpha) {
+  return x > alpha ? x : x <= alpha ? 0.0f : x;
+}
+
+// ONNX Shrink (torch's hardshrink with bias 0, softshrink with bias = lambd): NaN gives 0, as ONNX's
+// reference (both comparisons are false).
+inline float shrink(float x, float lambd, float bias) {
+  return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f;
+}
+
 // Calls loop(f) once with f the per-element function of a.kind (alpha and beta bound), so that the loop is
 // compiled per kind and decides nothing per element. a is well formed (ops/unary_attrs.h).
 template <class Loop>
@@ -112,6 +134,34 @@ void with_unary_function(const UnaryAttrs& a, Loop&& loop) {
       return loop(sign);
     case UnaryKind::kMish:
       return loop(mish);
+    case UnaryKind::kSelu:
+      return loop([alpha, beta](float x) { return selu(x, alpha, beta); });
+    case UnaryKind::kCelu:
+      return loop([alpha](float x) { return celu(x, alpha); });
+    case UnaryKind::kThresholdedRelu:
+      return loop([alpha](float x) { return thresholded_relu(x, alpha); });
+    case UnaryKind::kSoftsign:
+      return loop([](float x) { return x / (1.0f + std::fabs(x)); });
+    case UnaryKind::kShrink:
+      return loop([alpha, beta](float x) { return shrink(x, alpha, beta); });
+    case UnaryKind::kTan:
+      return loop([](float x) { return std::tan(x); });
+    case UnaryKind::kAsin:
+      return loop([](float x) { return std::asin(x); });
+    case UnaryKind::kAcos:
+      return loop([](float x) { return std::acos(x); });
+    case UnaryKind::kAtan:
+      return loop([](float x) { return std::atan(x); });
+    case UnaryKind::kSinh:
+      return loop([](float x) { return std::sinh(x); });
+    case UnaryKind::kCosh:
+      return loop([](float x) { return std::cosh(x); });
+    case UnaryKind::kAsinh:
+      return loop([](float x) { return std::asinh(x); });
+    case UnaryKind::kAcosh:
+      return loop([](float x) { return std::acosh(x); });
+    case UnaryKind::kAtanh:
+      return loop([](float x) { return std::atanh(x); });
   }
 }
 

@@ -78,6 +78,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kScatterND),  // a copy, then one memcpy per index tuple
     Table::kernel(OpType::kFastformerAttention, create_fastformer_attention),
     Table::kernel(OpType::kKernelizedAttention, create_kernelized_attention),
+    Table::reference(OpType::kPRelu),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

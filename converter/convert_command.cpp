@@ -76,7 +76,7 @@ std::string help_text() {
   using namespace convert;
   auto mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
   return "vitrt-convert: convert a PyTorch checkpoint (torch.save zip or .safetensors) into a .vitrt model.\n"
-         "An ONNX model (opsets 9-25, recognised by its content) is imported instead (docs/onnx.md).\n"
+         "An ONNX model (opsets 7-25, recognised by its content) is imported instead (docs/onnx.md).\n"
          "The architecture and its sizes (width, depth, heads, classes) are read from the checkpoint keys;\n"
          "containers {'model': sd}, timm's CheckpointSaver (state_dict_ema preferred, 'module.' stripped)\n"
          "and raw state_dicts are accepted. Exit codes: 0 ok, 1 usage, 2 bad checkpoint, 3 bad input file\n"

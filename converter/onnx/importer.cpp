@@ -291,7 +291,7 @@ Status import_impl(const onnx::ModelProto& model, onnx::GraphProto* release, con
 Status import_onnx(const onnx::ModelProto& model, const OnnxImportOptions& options, Graph* out,
                    std::string* log) {
   try {
-    if (onnx_opset(model) < kImportMinOpset) {  // opsets 9 and 10: a copy read as 11
+    if (onnx_opset(model) < kImportMinOpset) {  // opsets 7 to 10: a copy read as 11
       onnx::ModelProto upgraded = model;
       VITRT_RETURN_IF_ERROR(upgrade_to_opset11(&upgraded, log));
       return import_impl(upgraded, nullptr, options, out, log);
@@ -305,7 +305,7 @@ Status import_onnx(const onnx::ModelProto& model, const OnnxImportOptions& optio
 Status import_onnx_releasing(onnx::ModelProto* model, const OnnxImportOptions& options, Graph* out,
                              std::string* log) {
   try {
-    VITRT_RETURN_IF_ERROR(upgrade_to_opset11(model, log));  // opsets 9 and 10 read as 11
+    VITRT_RETURN_IF_ERROR(upgrade_to_opset11(model, log));  // opsets 7 to 10 read as 11
     return import_impl(*model, model->mutable_graph(), options, out, log);
   } catch (const std::bad_alloc&) {
     return out_of_memory("out of memory while importing the ONNX model");
@@ -337,7 +337,7 @@ Status convert_onnx_file(const std::string& path, const ConvertOptions& opt, Gra
            "; not imported: " + (dropped.empty() ? "none" : dropped) + "\n";
   }
   Graph g;
-  const int64_t opset = onnx_opset(model);  // as written (opsets 9 and 10 are read as 11)
+  const int64_t opset = onnx_opset(model);  // as written (opsets 7 to 10 are read as 11)
   VITRT_RETURN_IF_ERROR(import_onnx_releasing(&model, io, &g, log));
   *log += kept;
   model.Clear();  // the rest of the model: names, nodes, attributes

@@ -26,10 +26,10 @@ constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 // counted as elements read plus multiply-adds: about a second; a node over it is computed at run time
 // instead.
 constexpr int64_t kMaxFoldedWork = int64_t{1} << 30;
-// Opsets of the default domain the importer understands. Opsets 9 and 10 are read as 11 once
+// Opsets of the default domain the importer understands. Opsets 7 to 10 are read as 11 once
 // onnx/opset_upgrade.h has rewritten the few ops whose form changed (kImportMinOpset is what the lowerings
-// see).
-constexpr int64_t kMinOnnxOpset = 9;
+// see). Below 7 the arithmetic ops broadcast only by a `broadcast` attribute with their own rules.
+constexpr int64_t kMinOnnxOpset = 7;
 constexpr int64_t kImportMinOpset = 11;
 // Opsets 19-25 changed no float32 semantics of the ops the importer reads, except the forms
 // onnx/opset_forms.cpp refuses and the attribute values the lowerings refuse by name (docs/onnx.md,

@@ -36,6 +36,7 @@ class Upgrader {
       if (op == "Pad" && opset_ < 11) VITRT_RETURN_IF_ERROR(pad(n, &done));
       if (op == "Slice" && opset_ < 10) VITRT_RETURN_IF_ERROR(slice(n, &done));
       if (op == "TopK" && opset_ < 10) VITRT_RETURN_IF_ERROR(top_k(n, &done));
+      if (op == "BatchNormalization" && opset_ < 9) VITRT_RETURN_IF_ERROR(batch_norm(n, &done));
       if (done) ++(*rewritten)[op];
     }
     return Status::Ok();
@@ -167,6 +168,22 @@ class Upgrader {
     v.Add(k.i());
     set_inputs(n, {int64_list(*n, "k", v)});
     *done = true;
+    return Status::Ok();
+  }
+
+  // BatchNormalization-7: `spatial` 1 (the default, and what opset 9 made the only meaning) is removed; 0,
+  // statistics per element of C x D1 x ... rather than per channel, is not read. MXNet's exporter wrote 0 by
+  // mistake for per-channel statistics (its later versions write 1); the message says so.
+  Status batch_norm(onnx::NodeProto* n, bool* done) {
+    onnx::AttributeProto spatial;
+    bool has = false;
+    VITRT_RETURN_IF_ERROR(typed(n, "spatial", onnx::AttributeProto::INT, &spatial, &has));
+    if (has && spatial.i() != 1)
+      return unsupported(where(*n) + ": spatial " + std::to_string(spatial.i()) +
+                         " (statistics per element, not per channel) is not supported; a model whose "
+                         "statistics are one per channel (MXNet's older exporter wrote spatial 0 for "
+                         "those) means spatial 1");
+    *done = has;
     return Status::Ok();
   }
 

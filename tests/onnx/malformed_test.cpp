@@ -181,9 +181,9 @@ TEST_CASE("malformed ONNX files are refused with exit 2 and a clear message") {
     a->set_type(onnx::AttributeProto::INT);
     expect_refused(m, "(Flatten, opset 17): attribute 'colour' is not supported");
   }
-  SUBCASE("opset outside 9-25") {
-    expect_refused(tiny_model(8), "uses ONNX opset 8; supported are opsets 9 to 25");
-    expect_refused(tiny_model(26), "uses ONNX opset 26; supported are opsets 9 to 25");
+  SUBCASE("opset outside 7-25") {
+    expect_refused(tiny_model(6), "uses ONNX opset 6; supported are opsets 7 to 25");
+    expect_refused(tiny_model(26), "uses ONNX opset 26; supported are opsets 7 to 25");
   }
   SUBCASE("a second input") {
     onnx::ModelProto m = tiny_model();

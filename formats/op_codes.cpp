@@ -82,6 +82,7 @@ constexpr OpCodeRow kOpCodes[] = {
     stored(OpType::kFastformerAttention, B::FASTFORMER_ATTENTION, O::FastformerAttentionOptions),
     stored(OpType::kKernelizedAttention, B::KERNELIZED_ATTENTION, O::KernelizedAttentionOptions),
     stored(OpType::kPRelu, B::PRELU, O::NONE),
+    stored(OpType::kLrn, B::LRN, O::LrnOptions),
 };
 
 // Codes in the schema that no file may hold, with the reason the loader gives (docs/format.md).

@@ -192,6 +192,11 @@ EncodedOptions encode_op_options(flatbuffers::FlatBufferBuilder& fbb, const Node
       e.offset = fb::CreateTriluOptions(fbb, a.upper, a.k).Union();
       break;
     }
+    case OpType::kLrn: {
+      const auto& a = std::get<LrnAttrs>(node.attrs);
+      e.offset = fb::CreateLrnOptions(fbb, a.size, a.alpha, a.beta, a.bias).Union();
+      break;
+    }
     case OpType::kCumSum: {
       const auto& a = std::get<CumSumAttrs>(node.attrs);
       e.offset = fb::CreateCumSumOptions(fbb, a.axis, a.exclusive, a.reverse).Union();
@@ -520,6 +525,12 @@ Status decode_op_options(const fb::Operator& op, OpType type, const std::string&
       // Any k is valid: one beyond the matrix keeps all or nothing.
       const auto* o = op.options_as_TriluOptions();
       *out = TriluAttrs{o->upper(), o->k()};
+      break;
+    }
+    case OpType::kLrn: {
+      // size, alpha, beta and bias are checked by the op's shape inference (core/ops/lrn.cpp).
+      const auto* o = op.options_as_LrnOptions();
+      *out = LrnAttrs{o->size(), o->alpha(), o->beta(), o->bias()};
       break;
     }
     case OpType::kCumSum: {

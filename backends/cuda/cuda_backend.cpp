@@ -83,6 +83,7 @@ constexpr Table::Row kKernels[] = {
     Table::not_implemented(OpType::kFastformerAttention),
     Table::not_implemented(OpType::kKernelizedAttention),
     Table::not_implemented(OpType::kPRelu),
+    Table::not_implemented(OpType::kLrn),
 };
 static_assert(Table::complete(kKernels),
               "backends/cuda/cuda_backend.cpp: one row per op of core/ops/op_list.h, in its order");

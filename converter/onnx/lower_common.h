@@ -61,6 +61,8 @@ std::map<std::string, Entry> arg_max_entries();
 std::map<std::string, Entry> trilu_entries();
 // CumSum (lower_cum_sum.cpp).
 std::map<std::string, Entry> cum_sum_entries();
+// LRN (lower_lrn.cpp).
+std::map<std::string, Entry> lrn_entries();
 // Attention, opset 23 (lower_attention.cpp).
 std::map<std::string, Entry> attention_entries();
 // GatherElements (lower_gather_elements.cpp).

@@ -847,6 +847,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::arg_max_entries());
     all.merge(lowering::trilu_entries());
     all.merge(lowering::cum_sum_entries());
+    all.merge(lowering::lrn_entries());
     all.merge(lowering::gather_elements_entries());
     all.merge(lowering::top_k_entries());
     all.merge(lowering::resize_entries());

@@ -374,6 +374,16 @@ struct CumSumAttrs {
   bool reverse = false;
 };
 
+// LRN (ONNX LRN, local response normalisation across channels; AlexNet, GoogLeNet, CaffeNet): for input
+// [N,C,D1..] (rank 3 to 8), y = x / (bias + alpha/size · Σ x²)^beta, the sum over the channels
+// c - floor((size-1)/2) .. c + ceil((size-1)/2) that exist, at the same position. In float32: the squares
+// summed in channel order, alpha/size rounded once, as ONNX's numpy reference. size ≥ 1; alpha, beta, bias
+// finite.
+struct LrnAttrs {
+  int32_t size = 1;
+  float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+};
+
 // GatherElements (ONNX GatherElements): out[i0..ir-1] = data[i0.., indices[i0..ir-1], ..ir-1], the index in
 // place of coordinate `axis`. Input 1 holds the indices as float32 values: integers in [0, data's axis
 // length), which is at most 2^24 so they are exact (the importer wraps ONNX's negative indices and takes
@@ -543,14 +553,13 @@ struct KernelizedAttentionAttrs {
 
 struct NoAttrs {};
 
-using OpAttrs =
-    std::variant<NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs,
-                 SliceAttrs, ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs,
-                 SoftmaxAttentionAttrs, AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs,
-                 AttentionResidualAttrs, ConvMlpAttrs, UnaryAttrs, Pool2dAttrs, ReduceAttrs,
-                 InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs, SqueezeExciteAttrs,
-                 ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs, TopKAttrs,
-                 ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs,
-                 SelectiveKernelAttrs, ScatterNDAttrs, FastformerAttentionAttrs, KernelizedAttentionAttrs>;
+using OpAttrs = std::variant<
+    NoAttrs, Conv2dAttrs, BatchNorm2dAttrs, LinearAttrs, LayerNormAttrs, GeluAttrs, ConcatAttrs, SliceAttrs,
+    ReshapeAttrs, TransposeAttrs, ReduceMeanAttrs, SoftmaxAttrs, SoftmaxAttentionAttrs,
+    AdaptiveAvgPool2dAttrs, LinearAttentionAttrs, ReusedAttentionAttrs, AttentionResidualAttrs, ConvMlpAttrs,
+    UnaryAttrs, Pool2dAttrs, ReduceAttrs, InstanceNormAttrs, CompareAttrs, PadAttrs, ExpandAttrs,
+    SqueezeExciteAttrs, ConvTransposeAttrs, ArgMaxAttrs, TriluAttrs, CumSumAttrs, GatherElementsAttrs,
+    TopKAttrs, ResizeAttrs, ExternalAttentionAttrs, PerformerAttentionAttrs, NystromAttentionAttrs,
+    SelectiveKernelAttrs, ScatterNDAttrs, FastformerAttentionAttrs, KernelizedAttentionAttrs, LrnAttrs>;
 
 }  // namespace vitrt

@@ -76,4 +76,5 @@
   X(ScatterND, ScatterNDAttrs, infer_scatter_nd, 3, 3, 1, 1, 1, kSerialised)                               \
   X(FastformerAttention, FastformerAttentionAttrs, infer_fastformer_attention, 6, 6, 1, 1, 1, kSerialised) \
   X(KernelizedAttention, KernelizedAttentionAttrs, infer_kernelized_attention, 3, 3, 1, 1, 1, kSerialised) \
-  X(PRelu, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)
+  X(PRelu, NoAttrs, infer_binary_broadcast, 2, 2, 1, 1, 1, kSerialised)                                    \
+  X(Lrn, LrnAttrs, infer_lrn, 1, 1, 1, 1, 1, kSerialised)

@@ -173,7 +173,8 @@ TEST_CASE("cuda_supports_node: the ops of this step, nothing else") {
                    OpType::kScatterND,
                    OpType::kFastformerAttention,
                    OpType::kKernelizedAttention,
-                   OpType::kPRelu})
+                   OpType::kPRelu,
+                   OpType::kLrn})
     CHECK_FALSE(cuda_supports_node(make_node(t, NoAttrs{}, 1)));
 }
 

@@ -538,6 +538,54 @@ TEST_CASE("PRelu: a per-channel or single slope becomes one PRelu; a slope wider
       st.message());
 }
 
+// LRN (the ONNX model zoo's Caffe classifiers) becomes the IR's Lrn with ONNX's defaults for alpha, beta and
+// bias; its window across channels computed as ONNX defines it; size missing or below 1, or an input below
+// rank 3, is a malformed node.
+TEST_CASE("LRN becomes one Lrn with ONNX's defaults; a missing size or a rank-2 input is refused") {
+  for (const bool defaults : {true, false}) {
+    CAPTURE(defaults);
+    onnx::ModelProto m = test::model_with_input({6, 2, 2}, 13);
+    auto* n = add_node(m.mutable_graph(), "LRN", {"x"}, {"y"});
+    set_int(n, "size", defaults ? 5 : 2);
+    if (!defaults) {
+      set_float(n, "alpha", 0.5f);
+      set_float(n, "beta", 0.25f);
+      set_float(n, "bias", 3.0f);
+    }
+    const Graph ir = import_model(m);
+    REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Lrn", 1}});
+    const LrnAttrs& a = std::get<LrnAttrs>(ir.nodes[0].attrs);
+    const LrnAttrs want = defaults ? LrnAttrs{5, 1e-4f, 0.75f, 1.0f} : LrnAttrs{2, 0.5f, 0.25f, 3.0f};
+    CHECK(a.size == want.size);
+    CHECK(a.alpha == want.alpha);
+    CHECK(a.beta == want.beta);
+    CHECK(a.bias == want.bias);
+    const int64_t before = (want.size - 1) / 2, after = want.size / 2;
+    check_values(ir, 24, 24, [&](const float* x, int64_t i) {
+      const int64_t c = i / 4, p = i % 4;
+      double sum = 0;
+      for (int64_t k = std::max<int64_t>(0, c - before); k <= std::min<int64_t>(5, c + after); ++k)
+        sum += double(x[k * 4 + p]) * x[k * 4 + p];
+      return x[i] / std::pow(double(want.bias) + double(want.alpha) / want.size * sum, double(want.beta));
+    });
+  }
+  struct Bad {
+    std::vector<int64_t> dims;
+    int64_t size;  // 0: not given
+    const char* needle;
+  };
+  for (const Bad& b : {Bad{{6, 2, 2}, 0, "has no 'size' attribute"}, Bad{{6, 2, 2}, -3, "size -3"},
+                       Bad{{6}, 3, "input of rank 2, expected [N,C,D1,...]"}}) {
+    CAPTURE(b.needle);
+    onnx::ModelProto m = test::model_with_input(b.dims, 13);
+    auto* n = add_node(m.mutable_graph(), "LRN", {"x"}, {"y"});
+    if (b.size) set_int(n, "size", b.size);
+    const Status st = try_import(m);
+    CHECK(st.code() == StatusCode::kBadInput);
+    CHECK_MESSAGE(st.message().find(b.needle) != std::string::npos, st.message());
+  }
+}
+
 TEST_CASE("Clip: constant bounds (either may be absent) become one Unary; computed bounds are refused") {
   const float inf = INFINITY;
   struct Case {

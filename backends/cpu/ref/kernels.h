@@ -46,6 +46,7 @@ Status create_max(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, Kerne
 Status create_fmod(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_mod(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_prelu(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
+Status create_lrn(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_resize(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_external_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);
 Status create_performer_attention(const KernelPlan& plan, std::unique_ptr<Kernel>* kernel, KernelInfo* info);

@@ -70,6 +70,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kFastformerAttention, ref::create_fastformer_attention),
     Table::kernel(OpType::kKernelizedAttention, ref::create_kernelized_attention),
     Table::kernel(OpType::kPRelu, ref::create_prelu),
+    Table::kernel(OpType::kLrn, ref::create_lrn),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/ref/ref_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -79,6 +79,7 @@ constexpr Table::Row kKernels[] = {
     Table::kernel(OpType::kFastformerAttention, create_fastformer_attention),
     Table::kernel(OpType::kKernelizedAttention, create_kernelized_attention),
     Table::reference(OpType::kPRelu),
+    Table::reference(OpType::kLrn),
 };
 static_assert(Table::complete(kKernels),
               "backends/cpu/x86/x86_backend.cpp: one row per op of core/ops/op_list.h, in its order");

@@ -21,6 +21,9 @@ struct Entry {
   std::set<std::string> attrs;  // the attributes it understands
 };
 
+// The `epsilon` attribute of a normalisation (default 1e-5): finite and >= 0, else a malformed node.
+Status norm_epsilon(ImportContext& cx, const onnx::NodeProto& n, float* eps);
+
 // The IR tensor of input i of `n`: an activation's, or a float constant materialised once.
 Status tensor_of(ImportContext& cx, const onnx::NodeProto& n, int i, int32_t* t);
 
@@ -63,6 +66,8 @@ std::map<std::string, Entry> trilu_entries();
 std::map<std::string, Entry> cum_sum_entries();
 // LRN (lower_lrn.cpp).
 std::map<std::string, Entry> lrn_entries();
+// GroupNormalization (opsets 18 and 21) and RMSNormalization (23) as IR ops (lower_group_rms_norm.cpp).
+std::map<std::string, Entry> group_rms_norm_entries();
 // Attention, opset 23 (lower_attention.cpp).
 std::map<std::string, Entry> attention_entries();
 // GatherElements (lower_gather_elements.cpp).

@@ -239,6 +239,24 @@ Status lower_mod(ImportContext& cx, int, const NodeProto& n) {
   return emit(cx, n, fmod ? OpType::kFmod : OpType::kMod, NoAttrs{}, {a, b}, n.output(0));
 }
 
+// Swish (opset 24): x·sigmoid(alpha·x); with alpha 1, the Unary Silu that torch's SiLU also becomes,
+// otherwise Mul by alpha, Sigmoid, Mul by x (ONNX's reference steps).
+Status lower_swish(ImportContext& cx, int, const NodeProto& n) {
+  if (cx.opset() < 24) return cx.bad_node(n, "Swish is an operator of opset 24 and later");
+  const float alpha = cx.attr_float(n, "alpha", 1.0f);
+  if (!std::isfinite(alpha)) return cx.bad_node(n, "alpha must be finite");
+  int32_t x;
+  VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &x));
+  const std::string out = n.output(0);
+  if (alpha == 1.0f) return emit(cx, n, OpType::kUnary, UnaryAttrs{UnaryKind::kSilu, 0.0f, 0.0f}, {x}, out);
+  const int32_t a = cx.add_constant(out + ".alpha", {1}, {alpha});
+  OnnxValue v;
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kMul, NoAttrs{}, {x, a}, out + ".scaled", &v));
+  VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kUnary, UnaryAttrs{UnaryKind::kSigmoid, 0.0f, 0.0f}, {v.tensor},
+                                  out + ".gate", &v));
+  return emit(cx, n, OpType::kMul, NoAttrs{}, {x, v.tensor}, out);
+}
+
 // PRelu: the IR's PRelu, the slope broadcast to x's shape only (unidirectional, as ONNX asks: the output has
 // x's shape); a slope that would widen x is a malformed node.
 Status lower_prelu(ImportContext& cx, int, const NodeProto& n) {
@@ -267,29 +285,53 @@ Status lower_prelu(ImportContext& cx, int, const NodeProto& n) {
 
 std::map<std::string, Entry> elementwise_entries() {
   return {
-      {"Add", {lower_binary, {}}},        {"Sub", {lower_binary, {}}},
-      {"Mul", {lower_binary, {}}},        {"Div", {lower_binary, {}}},
-      {"Pow", {lower_pow, {}}},           {"Min", {lower_min_max, {}}},
-      {"Max", {lower_min_max, {}}},       {"Relu", {lower_unary, {}}},
-      {"Exp", {lower_unary, {}}},         {"Neg", {lower_unary, {}}},
-      {"Reciprocal", {lower_unary, {}}},  {"Sqrt", {lower_unary, {}}},
-      {"Erf", {lower_unary, {}}},         {"Tanh", {lower_unary, {}}},
-      {"Sigmoid", {lower_unary, {}}},     {"Abs", {lower_unary, {}}},
-      {"Log", {lower_unary, {}}},         {"Floor", {lower_unary, {}}},
-      {"Ceil", {lower_unary, {}}},        {"LeakyRelu", {lower_unary, {"alpha"}}},
-      {"Elu", {lower_unary, {"alpha"}}},  {"HardSigmoid", {lower_unary, {"alpha", "beta"}}},
-      {"HardSwish", {lower_unary, {}}},   {"Softplus", {lower_unary, {}}},
-      {"Clip", {lower_clip, {}}},         {"Sin", {lower_unary, {}}},
-      {"Cos", {lower_unary, {}}},         {"Round", {lower_unary, {}}},
-      {"Sign", {lower_unary, {}}},        {"Mish", {lower_unary, {}}},
-      {"Mod", {lower_mod, {"fmod"}}},     {"Gelu", {lower_gelu, {"approximate"}}},
-      {"PRelu", {lower_prelu, {}}},       {"Selu", {lower_unary, {"alpha", "gamma"}}},
-      {"Celu", {lower_unary, {"alpha"}}}, {"ThresholdedRelu", {lower_unary, {"alpha"}}},
-      {"Softsign", {lower_unary, {}}},    {"Shrink", {lower_unary, {"lambd", "bias"}}},
-      {"Tan", {lower_unary, {}}},         {"Asin", {lower_unary, {}}},
-      {"Acos", {lower_unary, {}}},        {"Atan", {lower_unary, {}}},
-      {"Sinh", {lower_unary, {}}},        {"Cosh", {lower_unary, {}}},
-      {"Asinh", {lower_unary, {}}},       {"Acosh", {lower_unary, {}}},
+      {"Add", {lower_binary, {}}},
+      {"Sub", {lower_binary, {}}},
+      {"Mul", {lower_binary, {}}},
+      {"Div", {lower_binary, {}}},
+      {"Pow", {lower_pow, {}}},
+      {"Min", {lower_min_max, {}}},
+      {"Max", {lower_min_max, {}}},
+      {"Relu", {lower_unary, {}}},
+      {"Exp", {lower_unary, {}}},
+      {"Neg", {lower_unary, {}}},
+      {"Reciprocal", {lower_unary, {}}},
+      {"Sqrt", {lower_unary, {}}},
+      {"Erf", {lower_unary, {}}},
+      {"Tanh", {lower_unary, {}}},
+      {"Sigmoid", {lower_unary, {}}},
+      {"Abs", {lower_unary, {}}},
+      {"Log", {lower_unary, {}}},
+      {"Floor", {lower_unary, {}}},
+      {"Ceil", {lower_unary, {}}},
+      {"LeakyRelu", {lower_unary, {"alpha"}}},
+      {"Elu", {lower_unary, {"alpha"}}},
+      {"HardSigmoid", {lower_unary, {"alpha", "beta"}}},
+      {"HardSwish", {lower_unary, {}}},
+      {"Softplus", {lower_unary, {}}},
+      {"Clip", {lower_clip, {}}},
+      {"Sin", {lower_unary, {}}},
+      {"Cos", {lower_unary, {}}},
+      {"Round", {lower_unary, {}}},
+      {"Sign", {lower_unary, {}}},
+      {"Mish", {lower_unary, {}}},
+      {"Mod", {lower_mod, {"fmod"}}},
+      {"Gelu", {lower_gelu, {"approximate"}}},
+      {"PRelu", {lower_prelu, {}}},
+      {"Swish", {lower_swish, {"alpha"}}},
+      {"Selu", {lower_unary, {"alpha", "gamma"}}},
+      {"Celu", {lower_unary, {"alpha"}}},
+      {"ThresholdedRelu", {lower_unary, {"alpha"}}},
+      {"Softsign", {lower_unary, {}}},
+      {"Shrink", {lower_unary, {"lambd", "bias"}}},
+      {"Tan", {lower_unary, {}}},
+      {"Asin", {lower_unary, {}}},
+      {"Acos", {lower_unary, {}}},
+      {"Atan", {lower_unary, {}}},
+      {"Sinh", {lower_unary, {}}},
+      {"Cosh", {lower_unary, {}}},
+      {"Asinh", {lower_unary, {}}},
+      {"Acosh", {lower_unary, {}}},
       {"Atanh", {lower_unary, {}}},
   };
 }

@@ -261,13 +261,6 @@ Status lower_conv(ImportContext& cx, int, const NodeProto& n) {
 
 // A normalisation's `epsilon` (default 1e-5), which must be finite and >= 0: a NaN or infinite one imported
 // into a model that turned every output into NaN (or 0) without an error.
-Status norm_epsilon(ImportContext& cx, const NodeProto& n, float* eps) {
-  *eps = cx.attr_float(n, "epsilon", 1e-5f);
-  if (!std::isfinite(*eps) || *eps < 0.0f)
-    return cx.bad_node(n, "epsilon must be finite and >= 0, got " + std::to_string(*eps));
-  return Status::Ok();
-}
-
 Status lower_batch_norm(ImportContext& cx, int, const NodeProto& n) {
   OnnxValue* x;
   VITRT_RETURN_IF_ERROR(in(cx, n, 0, &x));
@@ -275,7 +268,7 @@ Status lower_batch_norm(ImportContext& cx, int, const NodeProto& n) {
   if (cx.attr_int(n, "training_mode", 0) != 0) return cx.unsupported_node(n, "training_mode=1");
   if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its running statistics outputs are read");
   float eps;
-  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
+  VITRT_RETURN_IF_ERROR(lowering::norm_epsilon(cx, n, &eps));
   std::vector<int32_t> t(5);
   for (int i = 0; i < 5; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
   return emit(cx, n, OpType::kBatchNorm2d, BatchNorm2dAttrs{eps}, t, n.output(0));
@@ -289,7 +282,7 @@ Status lower_layer_norm(ImportContext& cx, int, const NodeProto& n) {
     return cx.unsupported_node(n, "axis " + std::to_string(axis) + " (only the last axis is supported)");
   if (extra_output_used(cx, n)) return cx.unsupported_node(n, "its Mean / InvStdDev outputs are read");
   float eps;
-  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
+  VITRT_RETURN_IF_ERROR(lowering::norm_epsilon(cx, n, &eps));
   int32_t xt, g, b = kAbsent;
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 0, &xt));
   VITRT_RETURN_IF_ERROR(tensor_of(cx, n, 1, &g));
@@ -305,7 +298,7 @@ Status lower_instance_norm(ImportContext& cx, int, const NodeProto& n) {
   if (x->rank() < 3)
     return cx.bad_node(n, "input must be [N,C,D1,...] (rank >= 3), got rank " + std::to_string(x->rank()));
   float eps;
-  VITRT_RETURN_IF_ERROR(norm_epsilon(cx, n, &eps));
+  VITRT_RETURN_IF_ERROR(lowering::norm_epsilon(cx, n, &eps));
   std::vector<int32_t> t(3);
   for (int i = 0; i < 3; ++i) VITRT_RETURN_IF_ERROR(tensor_of(cx, n, i, &t[i]));
   return emit(cx, n, OpType::kInstanceNorm, InstanceNormAttrs{eps}, t, n.output(0));
@@ -848,6 +841,7 @@ const std::map<std::string, LowerEntry>& table() {
     all.merge(lowering::trilu_entries());
     all.merge(lowering::cum_sum_entries());
     all.merge(lowering::lrn_entries());
+    all.merge(lowering::group_rms_norm_entries());
     all.merge(lowering::gather_elements_entries());
     all.merge(lowering::top_k_entries());
     all.merge(lowering::resize_entries());
@@ -912,6 +906,13 @@ Status reshape_to(ImportContext& cx, const NodeProto& n, int32_t src, const std:
   VITRT_RETURN_IF_ERROR(cx.add_op(n, OpType::kReshape, ReshapeAttrs{shape}, {src}, out_name, out));
   if (out->dims != to)
     return cx.bad_node(n, "reshape to " + sym_dims_str(to) + " produced " + sym_dims_str(out->dims));
+  return Status::Ok();
+}
+
+Status norm_epsilon(ImportContext& cx, const NodeProto& n, float* eps) {
+  *eps = cx.attr_float(n, "epsilon", 1e-5f);
+  if (!std::isfinite(*eps) || *eps < 0.0f)
+    return cx.bad_node(n, "epsilon must be finite and >= 0, got " + std::to_string(*eps));
   return Status::Ok();
 }
 

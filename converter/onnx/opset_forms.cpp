@@ -16,7 +16,8 @@ Status check_opset_forms(ImportContext& cx) {
   // 18 have no lowering at all.)
   // Opsets 19-25 need no entry here: what they changed for float32 is refused by the lowerings by name (Pad's
   // `wrap` mode, Resize's `half_pixel_symmetric`, AveragePool's `dilations` attribute) or is an op with no
-  // lowering (GroupNormalization, Attention, RMSNormalization, RotaryEmbedding, Swish); Gelu-20 is lowered.
+  // lowering (RotaryEmbedding, TensorScatter); Gelu-20, GroupNormalization-21, Attention-23,
+  // RMSNormalization-23 and Swish-24 are lowered.
   static const std::set<std::string> kOldFormOnly = {"ScatterElements", "LpPool", "OptionalGetElement",
                                                      "OptionalHasElement"};
   for (int i = 0; i < cx.onnx_graph().node_size(); ++i) {

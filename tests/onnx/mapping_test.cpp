@@ -586,6 +586,140 @@ TEST_CASE("LRN becomes one Lrn with ONNX's defaults; a missing size or a rank-2 
   }
 }
 
+// GroupNormalization: opset 18's scale and bias per group, opset 21's per channel (torch.nn.GroupNorm's),
+// lowered to Reshape, InstanceNorm, Reshape (and Mul, Add at 21); against ONNX's definition in double.
+TEST_CASE(
+    "GroupNormalization (opsets 18 and 21) becomes Reshape, InstanceNorm, Reshape; refusals name the node") {
+  struct Case {
+    int64_t opset, groups;
+  };
+  for (const Case c : {Case{18, 3}, Case{21, 3}, Case{21, 1}, Case{21, 6}, Case{18, 2}}) {
+    CAPTURE(c.opset);
+    CAPTURE(c.groups);
+    const bool per_channel = c.opset >= 21;
+    const int64_t n_params = per_channel ? 6 : c.groups;
+    std::vector<float> scale, bias;
+    for (int64_t i = 0; i < n_params; ++i) {
+      scale.push_back(0.5f + 0.25f * static_cast<float>(i));
+      bias.push_back(0.125f * static_cast<float>(i) - 0.3f);
+    }
+    onnx::ModelProto m = test::model_with_input({6, 2, 3}, c.opset);
+    auto* g = m.mutable_graph();
+    constant(g, "scale", test::float_tensor("", {n_params}, scale));
+    constant(g, "bias", test::float_tensor("", {n_params}, bias));
+    auto* n = add_node(g, "GroupNormalization", {"x", "scale", "bias"}, {"y"});
+    set_int(n, "num_groups", c.groups);
+    set_float(n, "epsilon", 1e-3f);
+    const Graph ir = import_model(m);
+    std::map<std::string, int> want{{"Reshape", 2}, {"InstanceNorm", 1}};
+    if (per_channel) want.insert({{"Mul", 1}, {"Add", 1}});
+    CHECK(ops_of(ir) == want);
+    const int64_t per_group = 36 / c.groups;
+    check_values(ir, 36, 36, [&](const float* x, int64_t i) {
+      const int64_t grp = i / per_group, ch = i / 6;
+      double mean = 0, var = 0;
+      for (int64_t k = grp * per_group; k < (grp + 1) * per_group; ++k) mean += x[k];
+      mean /= double(per_group);
+      for (int64_t k = grp * per_group; k < (grp + 1) * per_group; ++k) var += (x[k] - mean) * (x[k] - mean);
+      var /= double(per_group);
+      const int64_t p = per_channel ? ch : grp;
+      return (x[i] - mean) / std::sqrt(var + double(1e-3f)) * scale[p] + bias[p];
+    });
+  }
+  struct Bad {
+    int64_t opset, groups, n_params, stash;
+    StatusCode code;
+    const char* needle;
+  };
+  const Bad bad[] = {
+      {21, 4, 6, 1, StatusCode::kBadInput, "num_groups 4 does not divide the 6 channels"},
+      {21, 3, 3, 1, StatusCode::kBadInput, "scale must hold 6 float values"},
+      {18, 3, 6, 1, StatusCode::kBadInput, "scale must hold 3 float values"},
+      {17, 3, 3, 1, StatusCode::kBadInput, "GroupNormalization is an operator of opset 18 and later"},
+      {21, 0, 6, 1, StatusCode::kBadInput, "has no 'num_groups' attribute"},
+      {21, 3, 6, 11, StatusCode::kUnsupported, "stash_type 11"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.needle);
+    onnx::ModelProto m = test::model_with_input({6, 2, 3}, b.opset);
+    auto* g = m.mutable_graph();
+    constant(g, "scale", test::float_tensor("", {b.n_params}, std::vector<float>(b.n_params, 1.0f)));
+    constant(g, "bias", test::float_tensor("", {b.n_params}, std::vector<float>(b.n_params, 0.0f)));
+    auto* n = add_node(g, "GroupNormalization", {"x", "scale", "bias"}, {"y"});
+    if (b.groups) set_int(n, "num_groups", b.groups);
+    if (b.stash != 1) set_int(n, "stash_type", b.stash);
+    const Status st = try_import(m);
+    CHECK(st.code() == b.code);
+    CHECK_MESSAGE(st.message().find(b.needle) != std::string::npos, st.message());
+  }
+}
+
+// RMSNormalization (opset 23) over the last axis and over the last two, ONNX's reference steps; Swish (24) as
+// Silu for alpha 1, Mul / Sigmoid / Mul otherwise.
+TEST_CASE("RMSNormalization and Swish lower to IR ops with ONNX's arithmetic") {
+  for (const int64_t axis : {-1, 1}) {
+    CAPTURE(axis);
+    onnx::ModelProto m = test::model_with_input({4, 6}, 23);
+    auto* g = m.mutable_graph();
+    std::vector<float> scale;
+    const int64_t n_scale = axis == -1 ? 6 : 24;
+    for (int64_t i = 0; i < n_scale; ++i) scale.push_back(1.0f + 0.0625f * static_cast<float>(i % 7));
+    constant(
+        g, "scale",
+        test::float_tensor("", axis == -1 ? std::vector<int64_t>{6} : std::vector<int64_t>{4, 6}, scale));
+    auto* n = add_node(g, "RMSNormalization", {"x", "scale"}, {"y"});
+    set_int(n, "axis", axis);
+    const Graph ir = import_model(m);
+    CHECK(ops_of(ir) ==
+          std::map<std::string, int>{{"Mul", 2}, {"ReduceMean", 1}, {"Add", 1}, {"Unary", 1}, {"Div", 1}});
+    const int64_t span = axis == -1 ? 6 : 24;
+    check_values(ir, 24, 24, [&](const float* x, int64_t i) {
+      const int64_t start = i / span * span;
+      double ms = 0;
+      for (int64_t k = start; k < start + span; ++k) ms += double(x[k]) * x[k];
+      ms /= double(span);
+      return x[i] / std::sqrt(ms + double(1e-5f)) * scale[i % n_scale];
+    });
+  }
+  for (const float alpha : {1.0f, 0.5f}) {
+    CAPTURE(alpha);
+    onnx::ModelProto m = test::model_with_input({3, 5}, 24);
+    auto* n = add_node(m.mutable_graph(), "Swish", {"x"}, {"y"});
+    if (alpha != 1.0f) set_float(n, "alpha", alpha);
+    const Graph ir = import_model(m);
+    if (alpha == 1.0f) {
+      REQUIRE(ops_of(ir) == std::map<std::string, int>{{"Unary", 1}});
+      CHECK(std::get<UnaryAttrs>(ir.nodes[0].attrs).kind == UnaryKind::kSilu);
+    } else {
+      CHECK(ops_of(ir) == std::map<std::string, int>{{"Mul", 2}, {"Unary", 1}});
+    }
+    check_values(ir, 15, 15,
+                 [&](const float* x, int64_t i) { return x[i] / (1 + std::exp(-alpha * double(x[i]))); });
+  }
+  // Refusals, naming the node.
+  onnx::ModelProto m = test::model_with_input({4, 6}, 23);
+  constant(m.mutable_graph(), "scale", test::float_tensor("", {6}, std::vector<float>(6, 1.0f)));
+  auto* n = add_node(m.mutable_graph(), "RMSNormalization", {"x", "scale"}, {"y"});
+  set_int(n, "axis", 0);
+  Status st = try_import(m);
+  CHECK(st.code() == StatusCode::kUnsupported);
+  CHECK_MESSAGE(st.message().find("normalises over the batch axis") != std::string::npos, st.message());
+  n->clear_attribute();
+  set_int(n, "axis", 1);  // scale [6] broadcasts to [4,6]; [5] would not
+  *m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t() =
+      test::float_tensor("", {5}, std::vector<float>(5, 1.0f));
+  st = try_import(m);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("scale does not broadcast to the normalised axes") != std::string::npos,
+                st.message());
+  onnx::ModelProto sw = test::model_with_input({3, 5}, 24);
+  set_float(add_node(sw.mutable_graph(), "Swish", {"x"}, {"y"}), "alpha", NAN);
+  st = try_import(sw);
+  CHECK(st.code() == StatusCode::kBadInput);
+  CHECK_MESSAGE(st.message().find("(Swish, opset 24): alpha must be finite") != std::string::npos,
+                st.message());
+}
+
 TEST_CASE("Clip: constant bounds (either may be absent) become one Unary; computed bounds are refused") {
   const float inf = INFINITY;
   struct Case {

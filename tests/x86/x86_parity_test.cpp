@@ -246,6 +246,17 @@ std::vector<Synthetic> synthetic_cases() {
   bin("add_pos_embed", OpType::kAdd, Shape{4, 197, 192}, Shape{1, 197, 192});
   bin("mul_left_row", OpType::kMul, Shape{37}, Shape{3, 5, 37});
   bin("add_col_bcast", OpType::kAdd, Shape{3, 64, 1}, Shape{3, 64, 33});
+  // One value per channel ([C,1,...] against [N,C,D...]: the threaded plane path), for PRelu's slope as
+  // nn.PReLU exports it and for Add / Mul; PRelu against a scalar, a row, a general broadcast, and with x the
+  // smaller operand (never swapped: PRelu is not commutative).
+  bin("prelu_channel", OpType::kPRelu, Shape{3, 13, 5, 7}, Shape{13, 1, 1});
+  bin("prelu_channel_big", OpType::kPRelu, Shape{2, 64, 28, 28}, Shape{64, 1, 1});
+  bin("prelu_scalar", OpType::kPRelu, Shape{2, 37, 11}, Shape{1});
+  bin("prelu_rows", OpType::kPRelu, Shape{3, 5, 37}, Shape{37});
+  bin("prelu_general", OpType::kPRelu, Shape{3, 5, 1, 7}, Shape{5, 4, 1});
+  bin("prelu_x_smaller", OpType::kPRelu, Shape{37}, Shape{3, 5, 37});
+  bin("add_channel_bias", OpType::kAdd, Shape{2, 16, 9, 9}, Shape{1, 16, 1, 1});
+  bin("mul_channel_rank3", OpType::kMul, Shape{5, 6, 33}, Shape{6, 1});
   auto gelu = [&](const char* name, int64_t n, GeluApproximation g) {
     Synthetic s{name, OpType::kGelu, GeluAttrs{g}, {random_tensor(Shape{1, n}, rng, 4.0f)}, {false}};
     v.push_back(std::move(s));

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright the vitrt authors.
-// Add and Mul with numpy broadcasting. The common patterns (same shape, one operand repeating along the
-// leading axes: bias rows, positional embeddings, a scalar) are vectorised and split over the threads; any
-// other broadcast goes through the reference loop nest with vectorised rows. Elementwise: may run in place
-// when src[0] has the output's shape.
+// Add, Mul and PRelu with numpy broadcasting. The common patterns (same shape, one operand repeating along
+// the leading axes: bias rows, positional embeddings, a scalar; one value per channel over [N,C,D...]:
+// torch.nn.PReLU's slope, a per-channel bias or scale of an exported CNN) are vectorised and split over the
+// threads; any other broadcast goes through the reference loop nest with vectorised rows. PRelu's operands
+// are never swapped (x < 0 ? x·slope : x is not commutative) and every path computes the reference's
+// arithmetic (backends/cpu/ref/prelu.cpp) bit for bit. Elementwise: may run in place when src[0] has the
+// output's shape.
 #include "backends/cpu/ref/ref_kernel.h"
 #include "backends/cpu/x86/x86_internal.h"
 
@@ -29,13 +32,25 @@ class BinaryKernel final : public ref::RefKernel {
     const SimdTable* t = ctx_->simd;
     const BinaryOp op = op_;
     const int nt = n >= 16384 ? run_threads(args, planned_threads_) : 1;
+    // One value of b per (item, channel) plane of a, which has the output's shape.
+    int64_t planes = 0, plane = 0, channels = 0;
+    if (a.shape == y.shape && per_channel(b.shape, y.shape, &planes, &plane, &channels)) {
+      const float* pa = a.f32();
+      const float* pb = b.f32();
+      float* py = y.f32();
+      ThreadPool::parallel_for(planes, nt, [&](int64_t lo, int64_t hi, int) {
+        for (int64_t p = lo; p < hi; ++p)
+          t->binary(op, pa + p * plane, 1, pb + p % channels, 0, py + p * plane, plane);
+      });
+      return Status::Ok();
+    }
     // "full op period": one operand has the output's shape, the other is its trailing block repeated.
     const float* full = nullptr;
     const float* per = nullptr;
     int64_t period = 0;
     if (a.numel() == n && suffix_of(b.shape, y.shape)) {
       full = a.f32(), per = b.f32(), period = b.numel();
-    } else if (b.numel() == n && suffix_of(a.shape, y.shape)) {
+    } else if (op != BinaryOp::kPRelu && b.numel() == n && suffix_of(a.shape, y.shape)) {
       full = b.f32(), per = a.f32(), period = a.numel();  // commutative
     }
     if (full && a.shape == y.shape && b.shape == y.shape) period = n;
@@ -74,7 +89,10 @@ class BinaryKernel final : public ref::RefKernel {
       } else {
         for (int64_t i = 0; i < len; ++i) {
           const float va = pa[off[1] + i * inner[1]], vb = pb[off[2] + i * inner[2]];
-          py[off[0] + i * inner[0]] = op == BinaryOp::kAdd ? va + vb : va * vb;
+          py[off[0] + i * inner[0]] = op == BinaryOp::kAdd   ? va + vb
+                                      : op == BinaryOp::kMul ? va * vb
+                                      : va < 0.0f            ? va * vb
+                                                             : va;
         }
       }
     });
@@ -82,6 +100,23 @@ class BinaryKernel final : public ref::RefKernel {
   }
 
  private:
+  // s is [C,1,...,1] against out [...,C,D...] (leading 1s of s ignored, at least one trailing 1): out
+  // is `planes` planes of `plane` elements, plane p taking s[p mod C].
+  static bool per_channel(const Shape& s, const Shape& out, int64_t* planes, int64_t* plane,
+                          int64_t* channels) {
+    int64_t lead = 0;
+    while (lead < s.rank && s.dims[lead] == 1) ++lead;
+    const int64_t r = s.rank - lead;  // s's dims from its channel on
+    if (r < 2 || r > out.rank || s.dims[lead] != out.dims[out.rank - r]) return false;
+    for (int64_t i = lead + 1; i < s.rank; ++i)
+      if (s.dims[i] != 1) return false;
+    *channels = s.dims[lead];
+    *plane = 1;
+    for (int64_t i = out.rank - r + 1; i < out.rank; ++i) *plane *= out.dims[i];
+    *planes = out.numel() / *plane;
+    return *plane > 1;
+  }
+
   // s broadcast to out is out's trailing numel(s) elements (s right-aligned matches out's trailing dims,
   // ignoring leading 1s of s).
   static bool suffix_of(const Shape& s, const Shape& out) {
@@ -104,8 +139,11 @@ class BinaryKernel final : public ref::RefKernel {
 Status create_binary(const std::shared_ptr<Context>& ctx, const KernelPlan& plan,
                      std::unique_ptr<Kernel>* kernel, KernelInfo* info) {
   if (plan.num_src != 2 || plan.src_shapes[0].rank > kMaxRank) return Status::Ok();
+  const OpType type = plan.node->type;
   *kernel = std::make_unique<BinaryKernel>(plan, ctx,
-                                           plan.node->type == OpType::kMul ? BinaryOp::kMul : BinaryOp::kAdd);
+                                           type == OpType::kMul     ? BinaryOp::kMul
+                                           : type == OpType::kPRelu ? BinaryOp::kPRelu
+                                                                    : BinaryOp::kAdd);
   info->may_inplace = plan.src_shapes[0] == plan.dst_shapes[0];
   info->reentrant = true;  // compute keeps no state
   return Status::Ok();

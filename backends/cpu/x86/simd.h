@@ -9,7 +9,8 @@
 namespace vitrt {
 namespace x86 {
 
-enum class BinaryOp : int { kAdd = 0, kMul = 1 };
+// kPRelu: a < 0 ? a·b : a, b the slope (not commutative).
+enum class BinaryOp : int { kAdd = 0, kMul = 1, kPRelu = 2 };
 
 // The Unary kinds (core/ir/op_attrs.h, UnaryKind) with a vector loop. All but Sigmoid and Silu repeat the
 // reference's float arithmetic exactly (backends/cpu/ref/unary_functions.h), so the results are

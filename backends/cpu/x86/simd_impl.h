@@ -35,7 +35,25 @@ void binary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb,
   using B = VF<A>;
   constexpr int64_t W = B::size;
   int64_t i = 0;
-  if (op == BinaryOp::kAdd) {
+  if (op == BinaryOp::kPRelu) {  // as the reference: x·slope where x < 0 (one rounding), x elsewhere
+    const B zero(0.0f);
+    if (sa && sb) {
+      for (; i + W <= n; i += W) {
+        const B x = B::load_unaligned(a + i);
+        xsimd::select(x < zero, x * B::load_unaligned(b + i), x).store_unaligned(y + i);
+      }
+      for (; i < n; ++i) y[i] = a[i] < 0.0f ? a[i] * b[i] : a[i];
+    } else if (sa) {
+      const B s(*b);
+      for (; i + W <= n; i += W) {
+        const B x = B::load_unaligned(a + i);
+        xsimd::select(x < zero, x * s, x).store_unaligned(y + i);
+      }
+      for (; i < n; ++i) y[i] = a[i] < 0.0f ? a[i] * *b : a[i];
+    } else {
+      for (; i < n; ++i) y[i] = *a < 0.0f ? *a * b[sb ? i : 0] : *a;
+    }
+  } else if (op == BinaryOp::kAdd) {
     if (sa && sb) {
       for (; i + W <= n; i += W) (B::load_unaligned(a + i) + B::load_unaligned(b + i)).store_unaligned(y + i);
       for (; i < n; ++i) y[i] = a[i] + b[i];

@@ -78,7 +78,7 @@ constexpr Table::Row kKernels[] = {
     Table::reference(OpType::kScatterND),  // a copy, then one memcpy per index tuple
     Table::kernel(OpType::kFastformerAttention, create_fastformer_attention),
     Table::kernel(OpType::kKernelizedAttention, create_kernelized_attention),
-    Table::reference(OpType::kPRelu),
+    Table::kernel(OpType::kPRelu, create_binary),
     Table::reference(OpType::kLrn),
 };
 static_assert(Table::complete(kKernels),

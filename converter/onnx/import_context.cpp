@@ -2,6 +2,7 @@
 // Copyright the vitrt authors.
 #include "onnx/import_context.h"
 
+#include "onnx/onnx_file.h"
 #include "ops/op_registry.h"
 
 namespace vitrt::convert {
@@ -47,8 +48,7 @@ void ImportContext::add_input(const std::string& name, const std::vector<SymDim>
 }
 
 std::string ImportContext::where(const onnx::NodeProto& n) const {
-  std::string name = n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name();
-  return "node '" + name + "' (" + n.op_type() + ", opset " + std::to_string(opset_) + ")";
+  return onnx_node_where(n, opset_);
 }
 
 Status ImportContext::unsupported_node(const onnx::NodeProto& n, const std::string& what) const {

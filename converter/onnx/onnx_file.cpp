@@ -58,6 +58,11 @@ int64_t onnx_opset(const onnx::ModelProto& model) {
   return -1;
 }
 
+std::string onnx_node_where(const onnx::NodeProto& n, int64_t opset) {
+  const std::string name = n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name();
+  return "node '" + name + "' (" + n.op_type() + ", opset " + std::to_string(opset) + ")";
+}
+
 namespace {
 
 // Parses `size` bytes of `stream` into `model` under protobuf's total-bytes limit (the size) and recursion

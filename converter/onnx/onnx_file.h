@@ -27,4 +27,7 @@ Status parse_onnx_model(const uint8_t* data, size_t size, const std::string& nam
 // The default-domain opset the model imports (checked by read/parse_onnx_model).
 int64_t onnx_opset(const onnx::ModelProto& model);
 
+// How messages name a node: "node 'NAME' (OpType, opset N)", NAME its first output where it has no name.
+std::string onnx_node_where(const onnx::NodeProto& n, int64_t opset);
+
 }  // namespace vitrt::convert

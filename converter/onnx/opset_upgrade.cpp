@@ -43,10 +43,7 @@ class Upgrader {
   }
 
  private:
-  std::string where(const onnx::NodeProto& n) const {
-    const std::string name = n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name();
-    return "node '" + name + "' (" + n.op_type() + ", opset " + std::to_string(opset_) + ")";
-  }
+  std::string where(const onnx::NodeProto& n) const { return onnx_node_where(n, opset_); }
 
   // Removes attribute `name` from n into *a; false when n has none.
   static bool take(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto* a) {

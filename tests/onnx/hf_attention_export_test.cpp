@@ -133,23 +133,7 @@ TEST_CASE("Hugging Face style attention near misses stay unfused") {
       CAPTURE(what);
       Graph g = base;
       edit(g);
-      std::vector<uint8_t> bytes;
-      auto model = test::load_graph(g, &bytes);
-      auto fused = test::make_session(model, "ref", 2);
-      auto unfused = test::make_session(model, "ref", 2, "fuse_attention");
-      const auto ops = test::planned_ops(*fused);
-      CHECK_MESSAGE((ops.count("SoftmaxAttention") && ops.at("SoftmaxAttention") == 1), test::ops_str(ops));
-      const std::vector<float> y = test::run_batch(*fused, x, 2), yu = test::run_batch(*unfused, x, 2);
-      double largest = 0, err = 0;
-      bool same_nans = true;  // a divisor of 0 makes the scores infinite and the logits NaN in both plans
-      for (size_t i = 0; i < y.size(); ++i) {
-        same_nans = same_nans && std::isnan(y[i]) == std::isnan(yu[i]);
-        if (std::isnan(yu[i])) continue;
-        largest = std::fmax(largest, std::fabs(yu[i]));
-        err = std::fmax(err, std::fabs(y[i] - yu[i]));
-      }
-      CHECK(same_nans);
-      CHECK(err <= 1e-5 * largest);
+      test::check_near_miss(g, x, "SoftmaxAttention", "fuse_attention");
     }
   }
 }

@@ -125,6 +125,31 @@ inline void load_exported_case(const std::string& dir, const std::string& name, 
   REQUIRE(out->y_shape.size() == 2);
 }
 
+// A near miss of a fusion: `g` (an export with one block edited so that `pass` must leave it alone) still
+// plans exactly one `op` (the other block) on ref, and its plan computes what the plan without `pass` does
+// at batch 2: within 1e-5 of the largest logit, NaN in the same places (a divisor of 0 makes them NaN).
+inline void check_near_miss(const Graph& g, const std::vector<float>& x, const std::string& op,
+                            const char* pass) {
+  std::vector<uint8_t> bytes;
+  auto model = load_graph(g, &bytes);
+  auto fused = make_session(model, "ref", 2);
+  auto unfused = make_session(model, "ref", 2, pass);
+  const auto ops = planned_ops(*fused);
+  CHECK_MESSAGE((ops.count(op) && ops.at(op) == 1), ops_str(ops));
+  const std::vector<float> y = run_batch(*fused, x, 2), yu = run_batch(*unfused, x, 2);
+  REQUIRE(y.size() == yu.size());
+  double largest = 0, err = 0;
+  bool same_nans = true;
+  for (size_t i = 0; i < y.size(); ++i) {
+    same_nans = same_nans && std::isnan(y[i]) == std::isnan(yu[i]);
+    if (std::isnan(yu[i])) continue;
+    largest = std::fmax(largest, std::fabs(yu[i]));
+    err = std::fmax(err, std::fabs(y[i] - yu[i]));
+  }
+  CHECK(same_nans);
+  CHECK(err <= 1e-5 * largest);
+}
+
 // Checks y (n images) against PyTorch's float64 logits: within 1e-4 of the largest magnitude, same argmax.
 inline void check_logits(const std::vector<float>& y, const std::vector<double>& y64, int64_t n,
                          int64_t classes) {
